@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ginproto.cards import Card
-from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError
+from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Turn
 from ginproto.moves import Move
 from ginproto.rules import Rules, Variant
 
@@ -25,6 +25,17 @@ class GamePhase(enum.Enum):
     DEAL = "deal"  # waiting for the next hand's deck
     PLAY = "play"  # a hand is in progress
     OVER = "over"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class GameEnd(enum.Enum):
+    """Why a game ended."""
+
+    TARGET = "target"  # a player reached the target (in Hollywood: all three games closed)
+    HAND_CAP = "handcap"  # rules.hand_cap hands were played; the leader wins, or it is drawn
+    FORFEIT = "forfeit"  # a player's fault forfeited it
 
     def __str__(self) -> str:
         return self.value
@@ -117,6 +128,7 @@ class GameView:
     closed: tuple[bool, ...]
     hand_number: int
     roles: Roles | None
+    advice: Move | None = None  # the sitter's advice, shown to the three-player captain
 
 
 class Game:
@@ -144,6 +156,7 @@ class Game:
         self.seats: tuple[int, int] = (0, 1)
         self.phase = GamePhase.DEAL
         self.winner: int | None = None
+        self.end: GameEnd | None = None
 
     # -- chance ---------------------------------------------------------------------------
     def deal(self, deck: Sequence[Card]) -> Hand:
@@ -175,20 +188,22 @@ class Game:
             return self.seats.index(player)
         return None
 
-    def apply(self, move: Move, player: int | None = None) -> Entry | None:
-        """Play ``move`` for the player to move. Returns the scored entry if the hand ended.
+    def apply(self, move: Move, player: int | None = None) -> Turn:
+        """Play ``move`` for the player to move (``player``, if given, must be that player).
 
-        Raises ``IllegalMoveError`` (from the hand) if the move is illegal or out of turn.
+        Returns the turn as recorded. When it ends the hand, the hand is scored at once: the
+        entry is ``entries[-1]`` and the phase becomes ``DEAL`` or ``OVER``. Raises
+        ``IllegalMoveError`` (the state unchanged) if the move is illegal or out of turn.
         """
         if self.phase is not GamePhase.PLAY or self.hand is None:
-            raise ValueError(f"no hand in progress (phase {self.phase})")
+            raise IllegalMoveError(f"no hand in progress (the game is in phase {self.phase})")
         seat = None if player is None else self.seat_of(player)
         if player is not None and seat is None:
             raise IllegalMoveError(f"out of turn: player {player} sits out this hand")
-        self.hand.apply(move, seat)
-        if self.hand.result is None:
-            return None
-        return self._score(self.hand.result)
+        turn = self.hand.apply(move, seat)
+        if self.hand.result is not None:
+            self._score(self.hand.result)
+        return turn
 
     def view(self, player: int) -> GameView:
         """What ``player`` may know now. The sitter gets the captain's view of the hand."""
@@ -226,8 +241,9 @@ class Game:
         self.entries.append(entry)
         self.hand = None
         if all(self.closed):
-            self.phase = GamePhase.OVER
-            self.winner = self._overall_winner()
+            self._finish(GameEnd.TARGET, self._leader())
+        elif len(self.entries) >= self.rules.hand_cap:
+            self._finish(GameEnd.HAND_CAP, self._leader())
         else:
             self.phase = GamePhase.DEAL
             self._next_dealer(winner, result)
@@ -258,12 +274,33 @@ class Game:
         elif winner is not None:
             self.dealer = winner
 
-    def _overall_winner(self) -> int:
-        wins = [0] * self.players
-        for w in self.game_winners:
-            if w is not None:
-                wins[w] += 1
-        return max(range(self.players), key=lambda p: wins[p])
+    def _leader(self) -> int | None:
+        """The player ahead: most games won, then most points over all games; ``None`` if tied."""
+        def standing(p: int) -> tuple[int, int]:
+            return (
+                sum(1 for w in self.game_winners if w == p),
+                sum(col[p] for col in self.totals),
+            )
+
+        ranked = sorted(range(self.players), key=standing, reverse=True)
+        if standing(ranked[0]) == standing(ranked[1]):
+            return None
+        return ranked[0]
+
+    def _finish(self, end: GameEnd, winner: int | None) -> None:
+        self.phase = GamePhase.OVER
+        self.hand = None
+        self.end = end
+        self.winner = winner
+
+    def forfeit(self, player: int) -> int:
+        """End the game at once, lost by ``player`` (a fault). Returns the winner: the
+        opponent, or in the three-player game the other player with the higher total (on a
+        tie, the one seated next after the faulting player)."""
+        others = [(player + i) % self.players for i in range(1, self.players)]
+        winner = max(others, key=lambda p: (sum(col[p] for col in self.totals), -others.index(p)))
+        self._finish(GameEnd.FORFEIT, winner)
+        return winner
 
     # -- reporting ------------------------------------------------------------------------
     @property

@@ -32,6 +32,9 @@ class Rules:
 
     ``turn_cap`` bounds the length of a hand: when a player discards and this many turns have
     been taken in the hand (a turn is one draw, or taking the first upcard), the hand is drawn.
+    ``hand_cap`` bounds the length of a game: after this many hands (drawn ones included) the
+    game ends, won by the player ahead (see ``Game``), so that two players who never knock
+    cannot make a game last forever.
     """
 
     variant: Variant = Variant.STANDARD
@@ -45,6 +48,7 @@ class Rules:
     big_gin_bonus: int = 31
     discard_taken: bool = False
     turn_cap: int = 100
+    hand_cap: int = 500
     game_bonus: int = 0
     box_bonus: int = 0
     shutout_double: bool = False
@@ -62,8 +66,8 @@ class Rules:
             raise RulesError("target must be at least 1")
         if not 0 <= self.knock_limit <= 100 or not 0 <= self.oklahoma_ace_limit <= 100:
             raise RulesError("knock limits must be between 0 and 100")
-        if self.turn_cap < 2:
-            raise RulesError("turn_cap must be at least 2")
+        if self.turn_cap < 2 or self.hand_cap < 1:
+            raise RulesError("turn_cap must be at least 2 and hand_cap at least 1")
         for name in ("gin_bonus", "undercut_bonus", "big_gin_bonus", "game_bonus", "box_bonus"):
             if getattr(self, name) < 0:
                 raise RulesError(f"{name} must not be negative")
