@@ -252,7 +252,8 @@ class Game:
     def enter(self, player: int, points: int) -> list[int]:
         """Enter a winning hand's points (RULES.md, Hollywood's exact statement; with one
         game it is simply the running score). Returns the columns that took the points."""
-        columns = [g for g in range(len(self.totals)) if not self.closed[g] and g in self._entered[player]]
+        entered = self._entered[player]
+        columns = [g for g in range(len(self.totals)) if not self.closed[g] and g in entered]
         for g in range(len(self.totals)):
             if not self.closed[g] and g not in self._entered[player]:
                 self._entered[player].add(g)

@@ -329,7 +329,9 @@ class Hand:
         if kind not in allowed:
             raise IllegalMoveError(f"{kind} is not allowed now: the player must {wanted}")
         if kind is MoveKind.PILE and _stock_only(phase, self._history):
-            raise IllegalMoveError("after both players pass the upcard, the first draw is from the stock")
+            raise IllegalMoveError(
+                "after both players pass the upcard, the first draw is from the stock"
+            )
         if kind is MoveKind.STOCK and not self._stock:
             raise IllegalMoveError("the stock is empty")
         if move.card is not None:

@@ -53,7 +53,8 @@ class Move:
         if self.melds == ():
             object.__setattr__(self, "melds", None)
         if (self.card is not None) != (self.kind in _WITH_CARD):
-            raise MoveError(f"a {self.kind} move {'needs' if self.card is None else 'takes no'} card")
+            need = "needs a" if self.card is None else "takes no"
+            raise MoveError(f"a {self.kind} move {need} card")
         if self.melds is not None and self.kind not in _WITH_MELDS:
             raise MoveError(f"a {self.kind} move takes no melds")
 
