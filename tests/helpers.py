@@ -1,0 +1,66 @@
+"""Builders shared by the tests: decks arranged to order, and simple players."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from ginproto.cards import DECK, Card, parse_cards
+from ginproto.game import Entry, Game, GameView
+from ginproto.moves import Move
+from ginproto.table import Decision, Fault
+
+
+def make_deck(
+    non_dealer: str, dealer: str, upcard: str, stock: str = "", rest: Sequence[Card] | None = None
+) -> tuple[Card, ...]:
+    """A deck that deals ``non_dealer`` and ``dealer`` their 10 cards, turns ``upcard``, and
+    puts ``stock`` on top of the stock (first card drawn first); the remaining cards follow
+    in ``rest`` order (default: index order)."""
+    nd, de = parse_cards(non_dealer), parse_cards(dealer)
+    assert len(nd) == 10 and len(de) == 10, (len(nd), len(de))
+    head: list[Card] = []
+    for a, b in zip(nd, de, strict=True):
+        head += [a, b]
+    head.append(Card.from_str(upcard))
+    head += parse_cards(stock)
+    used = set(head)
+    assert len(used) == len(head), "a card is named twice"
+    tail = [c for c in (rest if rest is not None else DECK) if c not in used]
+    deck = tuple(head + tail)
+    assert len(deck) == 52
+    return deck
+
+
+def moves(text: str) -> list[Move]:
+    """Moves separated by commas: ``moves("pass, pass, stock, discard 7h")``."""
+    return [Move.from_str(part) for part in text.split(",") if part.strip()]
+
+
+class RandomPlayer:
+    """Uniform over the legal moves, from its own seeded generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        return self.rng.choice(view.hand.legal_moves())
+
+    def hand_over(self, player: int, entry: Entry) -> None:
+        pass
+
+    def game_over(self, player: int, game: Game, fault: Fault | None) -> None:
+        pass
+
+
+class KnockerPlayer(RandomPlayer):
+    """Random, but always knocks when it can and never takes the pile without a reason."""
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        legal = view.hand.legal_moves()
+        knocks = [m for m in legal if m.kind.value in ("knock", "biggin")]
+        if knocks:
+            return self.rng.choice(knocks)
+        if decision is Decision.DRAW and self.rng.random() < 0.8:
+            return Move.stock()
+        return self.rng.choice(legal)
