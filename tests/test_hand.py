@@ -17,7 +17,8 @@ from ginproto.rules import Rules, Variant
 
 STANDARD = Rules()
 
-# Non-dealer: runs As-4s and 5h-7h, deadwood 9c 2d 3d. Dealer: 8c-8d-8h, 4c-6c, deadwood 5s Ks Qs Jd.
+# Non-dealer: runs As-4s and 5h-7h, deadwood 9c 2d 3d.
+# Dealer: 8c-8d-8h and 4c-6c, deadwood 5s Ks Qs Jd.
 KNOCK_DECK = make_deck(
     "As 2s 3s 4s 5h 6h 7h 9c 2d 3d", "8h 5s 8c 8d Ks Qs 4c 5c 6c Jd", "Kc", stock="Ah 7c"
 )
