@@ -24,3 +24,7 @@ def cli(verbose: int) -> None:
 
 def main() -> None:
     cli(prog_name="ginref")
+
+from referee.replay import replay  # noqa: E402 - commands register after the group
+
+cli.add_command(replay)

@@ -1,0 +1,542 @@
+"""``ginref replay``: show a recorded game, walk it move by move, verify it, export it as JSON.
+
+A thin layer: reading is ``ginproto.record``, every rule and check is ``ginproto.replay``; this
+module only draws. Cards get suit symbols and colour on a terminal, and their plain two-letter
+form when the output is piped, with ``NO_COLOR`` set (symbols, no colour) or ``--no-color``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import click
+
+from ginproto.cards import Card
+from ginproto.game import Game
+from ginproto.hand import Outcome
+from ginproto.melds import Meld
+from ginproto.moves import Move, MoveKind
+from ginproto.record import (
+    Advice,
+    Comment,
+    Cut,
+    Deal,
+    End,
+    FaultLine,
+    GameRecord,
+    HandStart,
+    Header,
+    Item,
+    LayOff,
+    Play,
+    RecordError,
+    RecordReader,
+    Result,
+    Show,
+    Totals,
+    read_games,
+)
+from ginproto.replay import FileReport, replay_game, verify_game
+
+MAX_SHOWN_ERRORS = 20
+
+
+class Quit(Exception):
+    """The person stepping through a hand asked to stop."""
+
+
+@dataclass(frozen=True)
+class Style:
+    """How to draw cards: with suit symbols, and with colour."""
+
+    symbols: bool
+    colour: bool
+
+    def card(self, card: Card) -> str:
+        text = card.symbol() if self.symbols else str(card)
+        if self.colour and card.suit in (1, 2):
+            return click.style(text, fg="red", bold=True)
+        if self.colour:
+            return click.style(text, bold=True)
+        return text
+
+    def cards(self, cards: Iterable[Card]) -> str:
+        return " ".join(self.card(c) for c in cards) or "-"
+
+    def meld(self, meld: Meld) -> str:
+        return "-".join(self.card(c) for c in meld.cards)
+
+    def melds(self, melds: Iterable[Meld]) -> str:
+        return "  ".join(self.meld(m) for m in melds) or "-"
+
+    def move(self, move: Move) -> str:
+        if move.card is None and not move.melds:
+            return str(move.kind)
+        parts = [str(move.kind)]
+        if move.card is not None:
+            parts.append(self.card(move.card))
+        parts += [self.meld(m) for m in move.melds or ()]
+        return " ".join(parts)
+
+    def em(self, text: str) -> str:
+        return click.style(text, bold=True) if self.colour else text
+
+    def bad(self, text: str) -> str:
+        return click.style(text, fg="red", bold=True) if self.colour else text
+
+
+def choose_style(stream: IO[str], colour: bool | None) -> Style:
+    """Symbols and colour on a terminal; plain text when piped. ``NO_COLOR`` turns colour off;
+    ``--color``/``--no-color`` (``colour``) decide over both."""
+    tty = stream.isatty()
+    if colour is None:
+        colour = tty and not os.environ.get("NO_COLOR")
+    return Style(symbols=tty or colour, colour=colour)
+
+
+class Renderer:
+    """Draws one game, line by line, from the record and the replayed game."""
+
+    def __init__(
+        self,
+        record: GameRecord,
+        number: int,
+        style: Style,
+        out: IO[str],
+        hand: int | None = None,
+        step: bool = False,
+        keys: IO[str] | None = None,
+    ) -> None:
+        self.record = record
+        self.number = number
+        self.style = style
+        self.out = out
+        self.only_hand = hand
+        self.step = step
+        self.keys = keys or sys.stdin
+        self.names = [e.name for e in record.players]
+        self.current: int | None = None  # the hand being shown
+        self.moves = 0
+
+    # -- output ---------------------------------------------------------------------------
+    def echo(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def who(self, player: int | None) -> str:
+        if player is None:
+            return "nobody"
+        name = self.names[player] if player < len(self.names) else "?"
+        return f"player {player} ({name})"
+
+    @property
+    def showing(self) -> bool:
+        return self.only_hand is None or self.current == self.only_hand
+
+    # -- the game -------------------------------------------------------------------------
+    def header(self) -> None:
+        rec = self.record
+        s = self.style
+        variant = rec.header("Variant") or "?"
+        target = rec.header("Rule.target") or "?"
+        players = " vs ".join(
+            f"{self.who(p)}" + (f" {e.version}" if e.version else "")
+            for p, e in enumerate(rec.players)
+        )
+        self.echo(s.em(f"Game {self.number}: {variant} to {target}") + f"  {players}")
+        facts = [
+            f"{name}: {value}"
+            for name in ("Event", "Site", "Date", "Seed", "Key", "Referee")
+            if (value := rec.header(name))
+        ]
+        if facts:
+            self.echo("  " + " · ".join(facts))
+        changed = [
+            f"{h.name[5:]}={h.value}"
+            for h in rec.headers
+            if h.name.startswith("Rule.") and h.value != _DEFAULT_RULES.get(h.name[5:])
+        ]
+        if changed:
+            self.echo("  rules changed: " + " ".join(changed))
+
+    def __call__(self, item: Item, game: Game | None) -> None:
+        """Called by ``replay_game`` after each line is applied."""
+        if isinstance(item, Header):
+            return
+        if isinstance(item, HandStart):
+            self.current = item.number
+            self.moves = 0
+        elif isinstance(item, End | FaultLine):
+            self.current = None
+        if isinstance(item, Comment):
+            if self.showing:
+                self.echo(f"  # {item.body.strip()}")
+            return
+        if isinstance(item, End | FaultLine) or self.showing:
+            self.event(item, game)
+
+    def event(self, item: Item, game: Game | None) -> None:
+        s = self.style
+        if isinstance(item, Cut):
+            self.echo(f"Cut for roles: {s.cards(item.cards)}")
+        elif isinstance(item, HandStart):
+            self.echo()
+            roles = ""
+            if item.roles is not None:
+                r = item.roles
+                roles = (
+                    f" · box {self.who(r.box)}, captain {self.who(r.captain)},"
+                    f" sits out {self.who(r.sitter)}"
+                )
+            self.echo(
+                s.em(f"Hand {item.number}")
+                + f" · dealer {self.who(item.dealer)} · knock limit {item.limit}{roles}"
+            )
+        elif isinstance(item, Deal) and game is not None and game.hand is not None:
+            hand = game.hand
+            for seat, player in enumerate(game.seats):
+                self.echo(f"  {self.who(player):<24} {s.cards(hand.cards(seat))}")
+            self.echo(f"  upcard {s.card(hand.upcard)} · stock {hand.stock_count} cards")
+            self.pause(game)
+        elif isinstance(item, Advice):
+            self.echo(f"      {self.who(item.player)} advises: {s.move(item.move)}")
+        elif isinstance(item, Play):
+            self.moves += 1
+            self.echo(f"  {self.moves:>3}. {self.who(item.player)} {self.describe(item)}")
+            self.pause(game)
+        elif isinstance(item, Show):
+            self.echo(
+                f"  {item.role:<8} {self.who(item.player)}: melds {s.melds(item.melds)}"
+                f"  deadwood {s.cards(item.deadwood_cards)} = {item.deadwood}"
+            )
+        elif isinstance(item, LayOff):
+            self.echo(
+                f"  {'':<8} {self.who(item.player)} lays off {s.card(item.card)}"
+                f" on {s.meld(item.meld)}"
+            )
+        elif isinstance(item, Result):
+            self.echo("  " + s.em(self.result(item)))
+        elif isinstance(item, Totals):
+            self.echo("  totals: " + self.scores(item.columns))
+        elif isinstance(item, FaultLine):
+            who = self.who(item.player)
+            self.echo(s.bad(f"Fault: {who} forfeits ({item.kind}): {item.detail}"))
+        elif isinstance(item, End):
+            self.echo()
+            winner = "a tie" if item.winner is None else f"won by {self.who(item.winner)}"
+            self.echo(s.em(f"Game over ({item.termination}): {winner}"))
+            self.echo("  final scores: " + self.scores(item.scores))
+            if item.game_winners:
+                wins = ", ".join(
+                    f"game {g + 1}: {self.who(w)}" for g, w in enumerate(item.game_winners)
+                )
+                self.echo(f"  Hollywood games: {wins}")
+
+    def describe(self, play: Play) -> str:
+        s = self.style
+        move, card = play.move, play.card
+        kind = move.kind
+        if kind is MoveKind.TAKE:
+            return f"takes the upcard {s.card(card) if card else ''}"
+        if kind is MoveKind.PASS:
+            return "passes the upcard"
+        if kind is MoveKind.STOCK:
+            return f"draws from the stock: {s.card(card) if card else '?'}"
+        if kind is MoveKind.PILE:
+            return f"takes {s.card(card) if card else '?'} from the pile"
+        if kind is MoveKind.DISCARD and move.card is not None:
+            return f"discards {s.card(move.card)}"
+        declared = f", declaring {s.melds(move.melds)}" if move.melds else ""
+        if kind is MoveKind.KNOCK and move.card is not None:
+            return s.em(f"knocks, discarding {s.card(move.card)}") + declared
+        return s.em("goes big gin") + declared
+
+    def result(self, item: Result) -> str:
+        if item.outcome is Outcome.DRAW:
+            return "drawn hand" + (" (the turn cap)" if item.capped else "")
+        how = {
+            Outcome.KNOCK: "by knocking",
+            Outcome.GIN: "with gin",
+            Outcome.BIG_GIN: "with big gin",
+            Outcome.UNDERCUT: "by an undercut",
+        }[item.outcome]
+        text = f"{self.who(item.winner)} wins {how}: {item.points} points"
+        if item.multiplier != 1:
+            text += f" (doubled x{item.multiplier})"
+        if item.games:
+            text += " in game" + ("s " if len(item.games) > 1 else " ")
+            text += ", ".join(str(g) for g in item.games)
+        return text
+
+    def scores(self, columns: Sequence[Sequence[int]]) -> str:
+        def one(col: Sequence[int]) -> str:
+            return ", ".join(f"{self.who(p)} {v}" for p, v in enumerate(col))
+
+        if len(columns) == 1:
+            return one(columns[0])
+        return " | ".join(f"game {g + 1}: {one(c)}" for g, c in enumerate(columns))
+
+    # -- stepping -------------------------------------------------------------------------
+    def pause(self, game: Game | None) -> None:
+        if not self.step or game is None:
+            return
+        if game.hand is not None and not game.hand.is_over:
+            s = self.style
+            hand = game.hand
+            for seat, player in enumerate(game.seats):
+                marker = "*" if seat == hand.to_move else " "
+                self.echo(f"     {marker} {self.who(player):<24} {s.cards(hand.cards(seat))}")
+            top = s.card(hand.pile[-1]) if hand.pile else "-"
+            self.echo(f"       pile top {top} ({len(hand.pile)}) · stock {hand.stock_count}")
+        self.out.write("-- Enter: next move, q: quit -- ")
+        self.out.flush()
+        answer = self.keys.readline()
+        if not answer or answer.strip().lower().startswith("q"):
+            self.echo()
+            raise Quit
+
+
+_DEFAULT_RULES: dict[str, str] = {}
+
+
+def _defaults() -> dict[str, str]:
+    from ginproto.rules import Rules
+
+    return Rules().to_params()
+
+
+_DEFAULT_RULES.update(_defaults())
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON lines.
+
+
+def json_hands(record: GameRecord, number: int) -> Iterator[dict[str, Any]]:
+    """One object per hand of a verified game (the game's fault and end on its last hand)."""
+    objects: list[dict[str, Any]] = []
+    base = {
+        "game": number,
+        "variant": record.header("Variant"),
+        "players": [e.name for e in record.players],
+        "seed": record.header("Seed"),
+        "key": record.header("Key"),
+    }
+    current: dict[str, Any] = {}
+
+    def on_event(item: Item, game: Game | None) -> None:
+        nonlocal current
+        if isinstance(item, HandStart):
+            current = {
+                **base,
+                "hand": item.number,
+                "dealer": item.dealer,
+                "limit": item.limit,
+                "roles": None
+                if item.roles is None
+                else {"box": item.roles.box, "captain": item.roles.captain,
+                      "sitter": item.roles.sitter},
+                "moves": [],
+            }
+            objects.append(current)
+        elif isinstance(item, Deal) and game is not None and game.hand is not None:
+            current["deck"] = [str(c) for c in item.deck]
+            current["dealt"] = {
+                str(p): [str(c) for c in game.hand.cards(seat)] for seat, p in enumerate(game.seats)
+            }
+            current["upcard"] = str(game.hand.upcard)
+        elif isinstance(item, Play):
+            move: dict[str, Any] = {"player": item.player, "move": str(item.move)}
+            if item.card is not None:
+                move["card"] = str(item.card)
+            current["moves"].append(move)
+        elif isinstance(item, Advice):
+            current["moves"].append({"player": item.player, "advice": str(item.move)})
+        elif isinstance(item, Show):
+            current[item.role] = {
+                "player": item.player,
+                "melds": [str(m) for m in item.melds],
+                "deadwood_cards": [str(c) for c in item.deadwood_cards],
+                "deadwood": item.deadwood,
+            }
+        elif isinstance(item, LayOff):
+            current.setdefault("layoffs", []).append(
+                {"player": item.player, "card": str(item.card), "meld": str(item.meld)}
+            )
+        elif isinstance(item, Result):
+            current["result"] = {
+                "outcome": str(item.outcome),
+                "winner": item.winner,
+                "points": item.points,
+                "multiplier": item.multiplier,
+                "capped": item.capped,
+                "games": list(item.games),
+            }
+        elif isinstance(item, Totals):
+            current["totals"] = [list(c) for c in item.columns]
+        elif isinstance(item, FaultLine | End):
+            if not objects:
+                current = {**base, "hand": None, "moves": []}
+                objects.append(current)
+            if isinstance(item, FaultLine):
+                current["fault"] = {
+                    "player": item.player, "kind": str(item.kind), "detail": item.detail
+                }
+            else:
+                current["end"] = {
+                    "termination": str(item.termination),
+                    "winner": item.winner,
+                    "scores": [list(c) for c in item.scores],
+                    "game_winners": list(item.game_winners),
+                }
+
+    replay_game(record, on_event)
+    yield from objects
+
+
+# ---------------------------------------------------------------------------------------------
+# The command.
+
+
+def _records(file: str) -> Iterator[GameRecord]:
+    if file == "-":
+        yield from RecordReader(sys.stdin.buffer, "<stdin>")
+    else:
+        yield from read_games(file)
+
+
+def _fail_on(errors: Sequence[RecordError]) -> None:
+    for error in errors[:MAX_SHOWN_ERRORS]:
+        click.echo(str(error), err=True)
+    if len(errors) > MAX_SHOWN_ERRORS:
+        click.echo(f"... and {len(errors) - MAX_SHOWN_ERRORS} more", err=True)
+    first = min(errors, key=lambda e: e.line)
+    raise click.ClickException(str(first))
+
+
+@click.command("replay")
+@click.argument(
+    "file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=str)
+)
+@click.option(
+    "--verify", is_flag=True, help="Re-run every move, check every line; exit 1 at a wrong one."
+)
+@click.option("--json", "as_json", is_flag=True, help="Write JSON lines, one object per hand.")
+@click.option("-g", "--game", "game_no", type=click.IntRange(min=1), help="Only game N (from 1).")
+@click.option(
+    "-n", "--hand", "hand_no", type=click.IntRange(min=1), help="Only hand N of each game."
+)
+@click.option("--step", is_flag=True, help="Walk the hands move by move: Enter next, q quit.")
+@click.option(
+    "--color/--no-color",
+    "colour",
+    default=None,
+    help="Colour the cards (default: on a terminal, unless NO_COLOR is set).",
+)
+def replay(
+    file: str,
+    verify: bool,
+    as_json: bool,
+    game_no: int | None,
+    hand_no: int | None,
+    step: bool,
+    colour: bool | None,
+) -> None:
+    """Show, verify or export the games of the record FILE ('-' reads standard input).
+
+    The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
+    otherwise exit 1 naming the first wrong line as FILE:LINE and why.
+    """
+    if sum((verify, as_json, step)) > 1:
+        raise click.UsageError("choose one of --verify, --json and --step")
+    if step and file == "-":
+        raise click.UsageError("--step reads the keyboard on standard input; give a FILE")
+    try:
+        if verify:
+            _verify(file, game_no)
+        elif as_json:
+            _json(file, game_no, hand_no)
+        else:
+            _show(file, game_no, hand_no, step, colour)
+    except RecordError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]]:
+    found = 0
+    for number, record in enumerate(_records(file), start=1):
+        found = number
+        if game_no is None or number == game_no:
+            yield number, record
+        if game_no is not None and number >= game_no:
+            return
+    if game_no is not None:
+        raise click.UsageError(f"there is no game {game_no}: {file} holds {found}")
+    if not found:
+        raise click.ClickException(f"{file}: no games in this record")
+
+
+def _verify(file: str, game_no: int | None) -> None:
+    report = FileReport()
+    for _, record in _selected(file, game_no):
+        errors = verify_game(record)
+        if record.items:
+            report.games += 1
+        report.hands += sum(isinstance(i, HandStart) for i in record.items)
+        report.moves += sum(isinstance(i, Play) for i in record.items)
+        if errors:
+            report.bad_games += 1
+            report.errors.extend(errors)
+    if report.errors:
+        click.echo(
+            f"{file}: {report.bad_games} of {report.games} games do not verify", err=True
+        )
+        _fail_on(report.errors)
+    click.echo(
+        f"{file}: {report.games} games, {report.hands} hands, {report.moves} moves: all verified"
+    )
+
+
+def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
+    out = sys.stdout
+    for number, record in _selected(file, game_no):
+        errors = verify_game(record)
+        if errors:
+            _fail_on(errors)
+        for obj in json_hands(record, number):
+            if hand_no is None or obj["hand"] == hand_no:
+                out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+
+
+def _show(
+    file: str, game_no: int | None, hand_no: int | None, step: bool, colour: bool | None
+) -> None:
+    out = sys.stdout
+    style = choose_style(out, colour)
+    keys = None
+    if step:
+        keys = open("/dev/tty") if not sys.stdin.isatty() and os.path.exists("/dev/tty") else None  # noqa: SIM115
+    try:
+        for number, record in _selected(file, game_no):
+            if record.errors and not record.items:
+                _fail_on(record.errors)
+            renderer = Renderer(record, number, style, out, hand_no, step, keys)
+            renderer.header()
+            try:
+                replay_game(record, renderer)
+            except Quit:
+                return
+            except RecordError as exc:
+                renderer.echo(style.bad(f"  !! {exc}"))
+                _fail_on(verify_game(record) or [exc])
+            if record.errors:
+                _fail_on(record.errors)
+            out.write("\n")
+    finally:
+        if keys is not None:
+            keys.close()
