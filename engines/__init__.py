@@ -1,0 +1,42 @@
+"""The sample engines. Each is an independent program that speaks only the protocol.
+
+They use the Python engine SDK (``ginproto.sdk``) and nothing of the referee. Run one by hand
+with ``python -m engines.random_engine`` (or the installed ``gin-random`` command) and type
+``gin`` to see it answer.
+
+``BUILTIN`` maps each engine's short name to the argv that starts it. The argv is built when
+it is looked up, with the Python interpreter running at that moment, so it is always the
+interpreter (and virtual environment) of the caller.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+
+_MODULES: dict[str, str] = {
+    "random": "engines.random_engine",
+    "simple": "engines.simple_engine",
+}
+
+
+class _Builtin(Mapping[str, list[str]]):
+    """Short name -> argv, resolved at each lookup."""
+
+    def __getitem__(self, name: str) -> list[str]:
+        return [sys.executable, "-m", _MODULES[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+    def __repr__(self) -> str:
+        return f"BUILTIN({', '.join(_MODULES)})"
+
+
+BUILTIN: Mapping[str, list[str]] = _Builtin()
+"""The built-in engines: ``BUILTIN["random"]`` is the argv of the random engine."""
+
+__all__ = ["BUILTIN"]

@@ -1,0 +1,48 @@
+"""The random engine: every decision uniform over the legal moves.
+
+It is deterministic: each choice comes from a generator seeded with the option ``Seed`` and the
+position itself, so the same seed and the same position give the same move, whether the engine
+plays in process or as a program, and even after the referee restarts it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from ginproto.sdk import Engine, GameView, Move, Option
+
+
+class RandomEngine(Engine):
+    """Uniform over ``view.hand.legal_moves()`` (knocks are offered without declared melds)."""
+
+    name = "Random"
+    author = "ginproto"
+    options = (Option.spin("Seed", default=0, min=0, max=2**31 - 1),)
+
+    def _choose(self, view: GameView) -> Move:
+        hand = view.hand
+        key = (
+            f"{self.option('Seed')}/{view.player}/{view.hand_number}/{len(hand.history)}"
+            f"/{hand.phase}/{''.join(str(c) for c in hand.cards)}/{self.go.decision}"
+        )
+        return random.Random(key).choice(hand.legal_moves())
+
+    def offer(self, view: GameView) -> Move:
+        return self._choose(view)
+
+    def draw(self, view: GameView) -> Move:
+        return self._choose(view)
+
+    def discard(self, view: GameView) -> Move:
+        return self._choose(view)
+
+
+def main() -> None:
+    """Run the random engine on stdin/stdout."""
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    RandomEngine().run()
+
+
+if __name__ == "__main__":
+    main()
