@@ -1,0 +1,318 @@
+"""An engine process as a seat at the table: the protocol spoken over ``EngineProcess``.
+
+``EnginePlayer`` satisfies ``ginproto.table.Player``. Everything an engine can do wrong ends
+as a ``PlayerFault`` with a reason, which the table turns into a forfeit:
+
+========================================  =========  ==========================================
+what happened                             kind       when
+========================================  =========  ==========================================
+exits, crashes, closes its pipes          crash      at any time
+no ``ginok`` / ``readyok`` in time        startup    the handshake, the ``isready`` ping
+no ``move`` in time                       timeout    a decision's per-move limit
+the game clock runs out                   flag       a decision, with ``--tc``
+a ``move`` line that does not parse       malformed  a decision
+a line longer than the limit              malformed  a decision
+========================================  =========  ==========================================
+
+Lines that are not ``move`` lines while a move is awaited (``info``, unknown words, stray
+``readyok``) are logged and ignored, as spec/PROTOCOL.md requires.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engines import BUILTIN
+from ginproto import protocol as proto
+from ginproto.game import Entry, Game, GameView
+from ginproto.moves import Move
+from ginproto.rules import Rules
+from ginproto.table import Decision, Fault, FaultKind, PlayerFault
+from referee.clock import Clock, TimeControl
+from referee.process import (
+    EngineError,
+    EngineExited,
+    EngineLineTooLong,
+    EngineProcess,
+    EngineTimeout,
+    LineHook,
+)
+
+log = logging.getLogger(__name__)
+
+
+class EngineSpecError(ValueError):
+    """An engine argument that names no built-in engine and is no usable command line."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """How to start an engine: argv (never run through a shell), working directory,
+    options to set, and an optional display name overriding its ``id name``."""
+
+    argv: tuple[str, ...]
+    name: str | None = None
+    cwd: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    control: TimeControl | None = None  # overrides the match's time control
+
+    @classmethod
+    def parse(cls, text: str, **kwargs: object) -> EngineSpec:
+        """A built-in name (``random``, ``simple``...) or a command line, split as a shell
+        would split it (``"node engines/simple.js"``) but never run through one."""
+        text = text.strip()
+        if text in BUILTIN:
+            return cls(tuple(BUILTIN[text]), **kwargs)  # type: ignore[arg-type]
+        try:
+            argv = tuple(shlex.split(text))
+        except ValueError as exc:
+            raise EngineSpecError(f"cannot split the engine command {text!r}: {exc}") from None
+        if not argv:
+            raise EngineSpecError("an engine needs a built-in name or a command line")
+        return cls(argv, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        """A name to show before the engine has said its own."""
+        if self.name:
+            return self.name
+        for name in BUILTIN:
+            if list(self.argv) == BUILTIN[name]:
+                return name
+        return os.path.basename(self.argv[0])
+
+
+@dataclass(slots=True)
+class EngineId:
+    """What the engine said of itself in the handshake."""
+
+    name: str | None = None
+    author: str | None = None
+    version: str | None = None
+    options: list[proto.OptionDecl] = field(default_factory=list)
+    protocol: int = proto.PROTOCOL_VERSION
+
+
+class EnginePlayer:
+    """One engine process, started on first use and restarted after it faults."""
+
+    def __init__(
+        self,
+        spec: EngineSpec,
+        control: TimeControl,
+        startup_timeout: float = 10.0,
+        stderr_path: str | None = None,
+        on_line: LineHook | None = None,
+        line_limit: int = 1 << 20,
+        quit_grace: float = 1.0,
+    ) -> None:
+        self.spec = spec
+        self.control = spec.control or control
+        self.startup_timeout = startup_timeout
+        self.stderr_path = stderr_path
+        self.on_line = on_line
+        self.line_limit = line_limit
+        self.quit_grace = quit_grace
+        self.process: EngineProcess | None = None
+        self.id = EngineId()
+        self.clock = Clock(self.control)
+        self.starts = 0
+        self._pending_game: proto.NewGame | None = None
+        self.record = [0, 0, 0]  # this process line's games won, lost, drawn
+
+    @property
+    def name(self) -> str:
+        return self.spec.name or self.id.name or self.spec.label
+
+    # -- lifetime --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process and complete the handshake, or raise ``PlayerFault``."""
+        self.close()
+        self.starts += 1
+        try:
+            self.process = EngineProcess.start(
+                list(self.spec.argv),
+                cwd=self.spec.cwd,
+                name=self.spec.label,
+                stderr_path=self.stderr_path,
+                line_limit=self.line_limit,
+                on_line=self.on_line,
+            )
+        except EngineError as exc:
+            raise PlayerFault(FaultKind.CRASH, f"cannot start: {exc}") from None
+        self.id = EngineId()
+        try:
+            self._send(proto.Gin())
+            deadline = time.monotonic() + self.startup_timeout
+            while True:
+                message = self._read_until(deadline, "ginok")
+                if isinstance(message, proto.GinOk):
+                    self.id.protocol = message.protocol
+                    break
+                if isinstance(message, proto.Id):
+                    if message.key == proto.NAME:
+                        self.id.name = message.value
+                    elif message.key == proto.AUTHOR:
+                        self.id.author = message.value
+                    elif message.key == proto.VERSION:
+                        self.id.version = message.value
+                elif isinstance(message, proto.OptionDecl):
+                    self.id.options.append(message)
+            for name, value in self.spec.options:
+                self._send(proto.SetOption(name, value))
+            self.ping()
+            self._send(proto.NewMatch())
+        except PlayerFault:
+            self.close()
+            raise
+
+    def ping(self) -> None:
+        """``isready`` and wait for ``readyok``; ``PlayerFault`` if it does not come in time."""
+        self._send(proto.IsReady())
+        deadline = time.monotonic() + self.startup_timeout
+        while not isinstance(self._read_until(deadline, "readyok"), proto.ReadyOk):
+            pass
+
+    def new_game(self, number: int, player: int, rules: Rules) -> None:
+        """Prepare for a game; the engine is started (or pinged) when first asked to move."""
+        self.clock = Clock(self.control)
+        self._pending_game = proto.NewGame(number, player, rules)
+
+    def close(self) -> None:
+        """``quit``, a grace period, then the whole process group is killed."""
+        if self.process is not None:
+            self.process.close(grace=self.quit_grace, quit_line=proto.Quit().format())
+            self.process = None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.alive
+
+    def _ensure_ready(self) -> None:
+        if self.process is None or not self.process.alive:
+            self.start()
+        if self._pending_game is not None:
+            message, self._pending_game = self._pending_game, None
+            self.ping()
+            self._send(message)
+
+    # -- the table's questions -------------------------------------------------------------
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        self._ensure_ready()
+        clock = self.clock
+        budget = clock.budget()
+        remaining = clock.remaining
+        self._send(proto.Position(view))
+        self._send(
+            proto.Go(
+                decision,
+                time=None if remaining is None else int(remaining * 1000),
+                inc=None if clock.control.base is None else int(clock.control.increment * 1000),
+                movetime=int(clock.control.move * 1000),
+            )
+        )
+        started = time.monotonic()
+        deadline = started + budget
+        ignored: list[str] = []
+        assert self.process is not None
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise EngineTimeout("no move", name=self.name)
+                line = self.process.read_line(left)
+            except EngineTimeout:
+                elapsed = time.monotonic() - started
+                kind = clock.spend(elapsed) or "timeout"
+                what = "game clock ran out" if kind == "flag" else "no move"
+                detail = f"{what} after {elapsed:.2f}s ({decision})"
+                if ignored:
+                    detail += f"; ignored lines: {_quote(ignored)}"
+                raise PlayerFault(FaultKind(kind), detail) from None
+            except EngineLineTooLong:
+                raise PlayerFault(
+                    FaultKind.MALFORMED, f"a line longer than {self.line_limit} bytes"
+                ) from None
+            except EngineError as exc:
+                raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            try:
+                move = proto.parse_reply(line)
+            except proto.ProtocolError as exc:
+                raise PlayerFault(FaultKind.MALFORMED, f"{_quote([line])}: {exc}") from None
+            if move is not None:
+                break
+            log.info("%s: ignored line: %s", self.name, line[:200])
+            if len(ignored) < 3:
+                ignored.append(line)
+        verdict = clock.spend(time.monotonic() - started)
+        if verdict is not None:
+            raise PlayerFault(FaultKind(verdict), f"answered {move} too late")
+        return move
+
+    def hand_over(self, player: int, entry: Entry) -> None:
+        self._inform(proto.HandOver(player, entry))
+
+    def game_over(self, player: int, game: Game, fault: Fault | None) -> None:
+        won = game.winner == player
+        self.record[0 if won else (2 if game.winner is None else 1)] += 1
+        self._inform(proto.GameOver.of(player, game, fault))
+        w, lost, d = self.record
+        self._inform(proto.MatchScore(w + lost + d, w, lost, d))
+
+    # -- lines -----------------------------------------------------------------------------
+    def _inform(self, message: object) -> None:
+        """Send an information line; an engine that died is found out at its next decision."""
+        if self.process is None or not self.process.alive:
+            return
+        try:
+            self.process.send(str(message))
+        except EngineError as exc:
+            log.info("%s: could not send an information line: %s", self.name, exc)
+
+    def _send(self, message: object) -> None:
+        assert self.process is not None
+        try:
+            self.process.send(str(message))
+        except EngineError as exc:
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+
+    def _read_until(self, deadline: float, waiting_for: str) -> proto.EngineMessage:
+        """The next parsed engine line, or ``PlayerFault`` (startup) at the deadline."""
+        assert self.process is not None
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise EngineTimeout("deadline", name=self.name)
+                line = self.process.read_line(left)
+            except EngineTimeout:
+                raise PlayerFault(
+                    FaultKind.STARTUP, f"no {waiting_for} within {self.startup_timeout:g}s"
+                ) from None
+            except EngineLineTooLong:
+                raise PlayerFault(
+                    FaultKind.MALFORMED, f"a line longer than {self.line_limit} bytes"
+                ) from None
+            except EngineError as exc:
+                raise PlayerFault(
+                    FaultKind.CRASH, f"{_crash_text(exc)} while waiting for {waiting_for}"
+                ) from None
+            try:
+                return proto.parse_engine_line(line)
+            except proto.ProtocolError as exc:
+                log.info("%s: ignored malformed line %s: %s", self.name, _quote([line]), exc)
+
+
+def _crash_text(exc: EngineError) -> str:
+    if isinstance(exc, EngineExited):
+        return str(exc)
+    return f"{exc.reason}: {exc}"
+
+
+def _quote(lines: Sequence[str]) -> str:
+    return ", ".join(repr(line[:80] + ("..." if len(line) > 80 else "")) for line in lines)

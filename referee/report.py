@@ -1,0 +1,245 @@
+"""Standings of a match: scores, Elo with its interval, LOS, points per hand, pairs, faults."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ginproto.table import GameLog
+from referee import stats
+
+
+@dataclass(slots=True)
+class Tally:
+    """One engine's results in a match."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    hands: int = 0
+    hands_won: int = 0
+    points: list[int] = field(default_factory=list)  # per hand played: net points (2p) or scored
+    faults: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    """What the standings need of one game: who played, who won, the points per hand."""
+
+    lineup: tuple[int, ...]
+    key: int
+    winner: int | None  # engine index
+    faulted: tuple[int, str] | None  # (engine index, fault kind)
+    hand_points: tuple[tuple[int | None, int], ...]  # (winner engine or None, points)
+    seats: tuple[tuple[int, ...], ...]  # the engines holding cards in each hand
+
+
+def summarize(lineup: Sequence[int], key: int, game_log: GameLog) -> GameSummary:
+    hands = []
+    seats = []
+    for hand in game_log.hands:
+        if hand.entry is None:
+            continue
+        winner = hand.entry.winner
+        hands.append((None if winner is None else lineup[winner], hand.entry.result.points))
+        seats.append(tuple(lineup[p] for p in hand.entry.seats))
+    fault = game_log.fault
+    return GameSummary(
+        lineup=tuple(lineup),
+        key=key,
+        winner=None if game_log.winner is None else lineup[game_log.winner],
+        faulted=None if fault is None else (lineup[fault.player], fault.kind.value),
+        hand_points=tuple(hands),
+        seats=tuple(seats),
+    )
+
+
+class Standings:
+    """Accumulates game summaries and computes the figures of the result block."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.tallies = [Tally(n) for n in names]
+        self.games: list[GameSummary] = []
+
+    def add(self, game: GameSummary) -> None:
+        self.games.append(game)
+        two = len(game.lineup) == 2
+        for e in game.lineup:
+            t = self.tallies[e]
+            t.games += 1
+            if game.winner is None:
+                t.draws += 1
+            elif game.winner == e:
+                t.wins += 1
+            else:
+                t.losses += 1
+        if game.faulted is not None:
+            self.tallies[game.faulted[0]].faults[game.faulted[1]] += 1
+        for (winner, points), seated in zip(game.hand_points, game.seats, strict=True):
+            for e in seated:
+                t = self.tallies[e]
+                t.hands += 1
+                if winner == e:
+                    t.hands_won += 1
+                if two:
+                    t.points.append(0 if winner is None else (points if winner == e else -points))
+                else:
+                    t.points.append(points if winner == e else 0)
+
+    # -- two engines ------------------------------------------------------------------------
+    def head_to_head(self) -> dict[str, Any]:
+        """The figures for engine 0 against engine 1."""
+        a = self.tallies[0]
+        out: dict[str, Any] = {
+            "wins": a.wins,
+            "losses": a.losses,
+            "draws": a.draws,
+            "games": a.games,
+            "score": a.score,
+        }
+        if a.games:
+            elo = stats.elo_interval(a.wins, a.losses, a.draws)
+            out["elo"] = {"elo": elo.elo, "lo": elo.lo, "hi": elo.hi}
+        out["los"] = stats.los(a.wins, a.losses) if a.wins + a.losses else None
+        if a.points:
+            m = stats.mean_interval(a.points)
+            out["points_per_hand"] = {
+                "mean": m.mean,
+                "lo": m.lo,
+                "hi": m.hi,
+                "hands": len(a.points),
+            }
+        return out
+
+    def pairs(self) -> dict[str, Any] | None:
+        """Duplicate statistics: the games that share a deck sequence, scored as pairs."""
+        by_key: dict[int, list[GameSummary]] = {}
+        for g in self.games:
+            by_key.setdefault(g.key, []).append(g)
+        pair_scores = []
+        for group in by_key.values():
+            if len(group) != 2:
+                continue
+            pair_scores.append(sum(_score_for(g, 0) for g in group))
+        if not pair_scores:
+            return None
+        ps = stats.pair_stats(pair_scores)
+        return {
+            "pairs": len(pair_scores),
+            "pentanomial": list(ps.counts),
+            "elo": ps.elo,
+            "lo": ps.lo,
+            "hi": ps.hi,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        engines = []
+        for t in self.tallies:
+            pts = stats.mean_interval(t.points) if t.points else None
+            engines.append(
+                {
+                    "name": t.name,
+                    "games": t.games,
+                    "wins": t.wins,
+                    "losses": t.losses,
+                    "draws": t.draws,
+                    "score": t.score,
+                    "hands": t.hands,
+                    "hands_won": t.hands_won,
+                    "points_per_hand": None
+                    if pts is None
+                    else {"mean": pts.mean, "lo": pts.lo, "hi": pts.hi},
+                    "faults": dict(sorted(t.faults.items())),
+                }
+            )
+        out: dict[str, Any] = {"engines": engines, "games": len(self.games)}
+        if len(self.tallies) == 2:
+            out["head_to_head"] = _finite(self.head_to_head())
+            out["pairs"] = _finite(self.pairs())
+        return out
+
+    def lines(self) -> list[str]:
+        """The result block, in the manner of cutechess-cli."""
+        out: list[str] = []
+        if len(self.tallies) == 2:
+            a, b = self.tallies
+            h = self.head_to_head()
+            out.append(
+                f"Score of {a.name} vs {b.name}: {a.wins} - {a.losses} - {a.draws}"
+                f"  [{a.score:.3f}] {a.games}"
+            )
+            if "elo" in h:
+                out.append(f"Elo difference: {_elo_text(h['elo'])}, LOS: {_pct(h['los'])}")
+            if "points_per_hand" in h:
+                p = h["points_per_hand"]
+                half = (p["hi"] - p["lo"]) / 2
+                out.append(
+                    f"Points per hand ({a.name}): {p['mean']:+.2f} +/- {half:.2f}"
+                    f" over {p['hands']} hands"
+                )
+            pairs = self.pairs()
+            if pairs is not None:
+                out.append(
+                    f"Duplicate pairs: {pairs['pairs']}, pentanomial {pairs['pentanomial']},"
+                    f" Elo {_elo_text(pairs)}"
+                )
+        out.append("")
+        out.append(
+            f"{'Rank':<5}{'Engine':<22}{'Games':>6}{'Won':>6}{'Lost':>6}{'Drawn':>6}"
+            f"{'Score':>8}{'Pts/hand':>10}  Faults"
+        )
+        order = sorted(range(len(self.tallies)), key=lambda i: -self.tallies[i].score)
+        for rank, i in enumerate(order, 1):
+            t = self.tallies[i]
+            pts = f"{sum(t.points) / len(t.points):+.2f}" if t.points else "-"
+            faults = ", ".join(f"{k} {v}" for k, v in sorted(t.faults.items())) or "none"
+            out.append(
+                f"{rank:<5}{t.name[:21]:<22}{t.games:>6}{t.wins:>6}{t.losses:>6}{t.draws:>6}"
+                f"{100 * t.score:>7.1f}%{pts:>10}  {faults}"
+            )
+        return out
+
+
+def _score_for(game: GameSummary, engine: int) -> float:
+    if game.winner is None:
+        return 0.5
+    return 1.0 if game.winner == engine else 0.0
+
+
+def _elo_text(e: dict[str, Any]) -> str:
+    elo, lo, hi = e["elo"], e["lo"], e["hi"]
+    if not all(math.isfinite(x) for x in (elo, lo, hi)):
+        return "+inf" if elo > 0 else "-inf"
+    return f"{elo:+.1f} +/- {(hi - lo) / 2:.1f}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no infinities: map them to None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def standings_of(names: Sequence[str], games: Iterable[GameSummary]) -> Standings:
+    s = Standings(names)
+    for g in games:
+        s.add(g)
+    return s

@@ -1,0 +1,118 @@
+"""A worker's engine processes, kept warm from game to game and restarted after a fault; and
+the debug log of every protocol line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ginproto.record import EngineInfo
+from ginproto.table import GameLog, Player
+from referee.clock import TimeControl
+from referee.engine import EnginePlayer, EngineSpec
+from referee.match import GameJob
+from referee.process import LineHook
+
+
+class DebugLog:
+    """Every protocol line with the time, the engine and the direction.
+
+    Lines are held in memory per game and written when that game has ended, so that no engine
+    can read its opponent's lines from the log while the game is in progress.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.write_text("")
+        self._lock = threading.Lock()
+        self._buffers: dict[int, list[str]] = {}
+        self._started = time.monotonic()
+
+    def hook(self, worker: int, engine: str) -> LineHook:
+        buffer = self._buffers.setdefault(worker, [])
+
+        def on_line(direction: str, line: str) -> None:
+            arrow = {"to": ">", "from": "<"}.get(direction, "!")
+            stamp = time.monotonic() - self._started
+            buffer.append(f"{stamp:10.4f} {engine} {arrow} {line[:2000]}\n")
+
+        return on_line
+
+    def flush(self, worker: int, title: str) -> None:
+        buffer = self._buffers.get(worker)
+        if buffer is None:
+            return
+        text = f"# {title}\n" + "".join(buffer)
+        buffer.clear()
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(text)
+
+
+class EngineSeats:
+    """The engine processes of one worker, one per engine of the match."""
+
+    _workers = 0
+    _count_lock = threading.Lock()
+
+    def __init__(
+        self,
+        specs: Sequence[EngineSpec],
+        control: TimeControl,
+        startup_timeout: float,
+        debug_log: DebugLog | None = None,
+        stderr_dir: str | None = None,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        with EngineSeats._count_lock:
+            EngineSeats._workers += 1
+            self.worker = EngineSeats._workers
+        self.debug_log = debug_log
+        self.names = list(names) if names is not None else [s.label for s in specs]
+        self.engines: list[EnginePlayer] = []
+        for i, spec in enumerate(specs):
+            hook = debug_log.hook(self.worker, self.names[i]) if debug_log else None
+            stderr = None
+            if stderr_dir is not None:
+                stderr = os.path.join(stderr_dir, f"{_safe(self.names[i])}.w{self.worker}.stderr")
+            self.engines.append(
+                EnginePlayer(spec, control, startup_timeout, stderr_path=stderr, on_line=hook)
+            )
+
+    def players(self, job: GameJob) -> list[Player]:
+        players: list[Player] = []
+        for p, e in enumerate(job.lineup):
+            engine = self.engines[e]
+            engine.new_game(job.index + 1, p, job.rules)
+            players.append(engine)
+        return players
+
+    def finished(self, job: GameJob, game: GameLog) -> tuple[EngineInfo, ...]:
+        if game.fault is not None:
+            # Restart the engine that faulted for its next game.
+            self.engines[job.lineup[game.fault.player]].close()
+        if self.debug_log is not None:
+            self.debug_log.flush(self.worker, f"game {job.index + 1}")
+        return tuple(self.info(e) for e in job.lineup)
+
+    def info(self, e: int) -> EngineInfo:
+        engine = self.engines[e]
+        return EngineInfo(
+            name=self.names[e],
+            version=engine.id.version or "",
+            command=shlex.join(engine.spec.argv),
+            options=engine.spec.options,
+        )
+
+    def close(self) -> None:
+        for engine in self.engines:
+            with contextlib.suppress(Exception):  # closing must go on for the others
+                engine.close()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "engine"
