@@ -6,34 +6,48 @@ with ``python -m engines.random_engine`` (or the installed ``gin-random`` comman
 
 ``BUILTIN`` maps each engine's short name to the argv that starts it. The argv is built when
 it is looked up, with the Python interpreter running at that moment, so it is always the
-interpreter (and virtual environment) of the caller.
+interpreter (and virtual environment) of the caller. Engines in other languages are listed in
+``_SCRIPTS`` with their interpreter; ``js-simple`` (``engines/simple.js``) is written from
+spec/PROTOCOL.md alone and runs under ``node``.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 _MODULES: dict[str, str] = {
     "random": "engines.random_engine",
     "simple": "engines.simple_engine",
 }
 
+_HERE = Path(__file__).resolve().parent
+
+_SCRIPTS: dict[str, tuple[str, str]] = {
+    "js-simple": ("node", "simple.js"),
+}
+"""Engines that are not Python modules: short name -> (interpreter, file in ``engines/``)."""
+
 
 class _Builtin(Mapping[str, list[str]]):
     """Short name -> argv, resolved at each lookup."""
 
     def __getitem__(self, name: str) -> list[str]:
+        if name in _SCRIPTS:
+            interpreter, script = _SCRIPTS[name]
+            return [interpreter, str(_HERE / script)]
         return [sys.executable, "-m", _MODULES[name]]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_MODULES)
+        yield from _MODULES
+        yield from _SCRIPTS
 
     def __len__(self) -> int:
-        return len(_MODULES)
+        return len(_MODULES) + len(_SCRIPTS)
 
     def __repr__(self) -> str:
-        return f"BUILTIN({', '.join(_MODULES)})"
+        return f"BUILTIN({', '.join(self)})"
 
 
 BUILTIN: Mapping[str, list[str]] = _Builtin()
