@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import io
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,9 @@ def unquote(text: str, start: int = 0) -> tuple[str, int]:
     its closing quote. Raises ``ValueError`` saying what is wrong."""
     if start >= len(text) or text[start] != '"':
         raise ValueError("expected a quoted string")
+    close = text.find('"', start + 1)
+    if close > 0 and text.find("\\", start + 1, close) < 0:
+        return text[start + 1 : close], close + 1  # the common case: no escapes
     out: list[str] = []
     i = start + 1
     while i < len(text):
@@ -475,13 +479,11 @@ class EngineInfo:
 # The writer.
 
 
+_HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+
+
 def _header_name_ok(name: str) -> bool:
-    return (
-        bool(name)
-        and name[0].isascii()
-        and name[0].isalpha()
-        and all(c.isascii() and (c.isalnum() or c in "_.") for c in name)
-    )
+    return _HEADER_NAME.fullmatch(name) is not None
 
 
 def write_game(record: GameRecord) -> str:
@@ -1002,15 +1004,15 @@ class RecordReader:
                 self._stray(state, orphan_errors, "no game has started", number, text)
                 continue
             game = state.game
+            if state.ended and not text.startswith("#"):
+                self._stray(state, orphan_errors, "the game has ended", number, text)
+                continue
             game.last_line = number
             try:
                 item = parse_line(text)
             except RecordSyntaxError as exc:
                 exc.line, exc.path = number, path
                 game.errors.append(exc)
-                continue
-            if state.ended and not isinstance(item, Comment):
-                self._stray(state, orphan_errors, "the game has ended", number, text)
                 continue
             if isinstance(item, Header) and any(
                 not isinstance(i, Header | Comment) for i in game.items
