@@ -213,15 +213,15 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def _opt_ints(text: str, what: str) -> tuple[int | None, ...]:
-    """A list whose elements may be ``-`` (none): ``0,-,1``."""
-    if text == NONE:
-        return ()
+    """A list of at least one element, each a number or ``-`` for none: ``0,-,1``, ``-``."""
     items = text.split(LIST_SEP)
     return tuple(None if item == NONE else _int(item, what) for item in items)
 
 
-def _fmt_opt_ints(items: Iterable[int | None]) -> str:
-    return LIST_SEP.join(NONE if item is None else str(item) for item in items) or NONE
+def _fmt_opt_ints(items: Sequence[int | None]) -> str:
+    if not items:
+        raise ValueError("a list of numbers-or-none needs at least one element")
+    return LIST_SEP.join(NONE if item is None else str(item) for item in items)
 
 
 def _scores(text: str, what: str) -> tuple[tuple[int, ...], ...]:
@@ -507,27 +507,28 @@ class OptionDecl:
     def value_of(self, text: str) -> OptionValue:
         """The typed value of ``text`` for this option; ``ProtocolError`` if it is not valid."""
         try:
-            if self.type is OptionType.CHECK:
-                return _bool(text, self.name)
-            if self.type is OptionType.SPIN:
-                negative = text.startswith("-")
-                value = _int(text[1:] if negative else text, self.name)
-                value = -value if negative else value
-                if (self.min is not None and value < self.min) or (
-                    self.max is not None and value > self.max
-                ):
-                    raise ValueError(
-                        f"{self.name} must be between {self.min} and {self.max}, not {value}"
-                    )
-                return value
-            if self.type is OptionType.COMBO:
-                for var in self.vars:
-                    if var.lower() == text.lower():
-                        return var
-                raise ValueError(f"{self.name} must be one of {'|'.join(self.vars)}, not {text!r}")
-            return "" if text == EMPTY else text
+            return self._value_of(text)
         except ValueError as exc:
             raise ProtocolError(str(exc), SETOPTION) from None
+
+    def _value_of(self, text: str) -> OptionValue:
+        if self.type is OptionType.CHECK:
+            return _bool(text, self.name)
+        if self.type is OptionType.SPIN:
+            value = _signed(text, self.name)
+            if (self.min is not None and value < self.min) or (
+                self.max is not None and value > self.max
+            ):
+                raise ValueError(
+                    f"{self.name} must be between {self.min} and {self.max}, not {value}"
+                )
+            return value
+        if self.type is OptionType.COMBO:
+            for var in self.vars:
+                if var.lower() == text.lower():
+                    return var
+            raise ValueError(f"{self.name} must be one of {'|'.join(self.vars)}, not {text!r}")
+        return "" if text == EMPTY else text
 
     @property
     def default_value(self) -> OptionValue:
@@ -1115,7 +1116,7 @@ def _parse_option(tokens: Sequence[str]) -> OptionDecl:
     ]
     option = OptionDecl(name, kind, default, bounds[0], bounds[1], tuple(vars_))
     if kind is not OptionType.STRING:
-        option.value_of(default)  # a spin, check or combo must have a valid default
+        option._value_of(default)  # a spin, check or combo must have a valid default
     return option
 
 
