@@ -1,0 +1,762 @@
+"""Melds, deadwood, knock evaluation and layoffs: the arithmetic of RULES.md's showdown.
+
+A **meld** is a set (3 or 4 cards of one rank) or a run (3 or more consecutive cards of one
+suit, the ace always low). A card belongs to at most one meld, and a hand's **deadwood** is the
+value of its unmelded cards under the arrangement that makes it smallest.
+
+The value types (``Meld``, ``Arrangement``, ``Layoff``, ``DefenderResult``) are small frozen
+dataclasses with one text form each. The functions below them are pure.
+
+Speed matters here: ``knock_options`` runs on every decision of every simulated hand. Internally a
+group of cards is a 52-bit int (bit ``card.index``), the melds of a hand are found with a few mask
+operations and cached per-suit tables, and the knock evaluation of an 11-card hand enumerates the
+collections of pairwise-disjoint melds once for all eleven possible discards: the arrangements of
+``hand - c`` are exactly the collections of the hand's melds that avoid ``c``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import product
+from operator import itemgetter
+
+from ginproto.cards import DECK, Card, CardError
+
+__all__ = [
+    "Arrangement",
+    "DefenderResult",
+    "Layoff",
+    "Meld",
+    "MeldError",
+    "MeldKind",
+    "best_layoffs",
+    "best_melds",
+    "check_declared",
+    "deadwood",
+    "discard_deadwoods",
+    "is_big_gin",
+    "is_meld",
+    "knock_options",
+    "knocker_arrangement",
+    "layable_count",
+    "optimal_arrangements",
+]
+
+
+class MeldError(ValueError):
+    """Cards that do not form a valid meld, malformed meld text, or a bad declared arrangement."""
+
+
+class MeldKind(enum.Enum):
+    """The two shapes of meld."""
+
+    SET = "set"
+    RUN = "run"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _canonical(cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The cards in canonical meld order (sets by suit, runs by rank), or ``MeldError``."""
+    text = "-".join(str(c) for c in cards)
+    if len(cards) < 3:
+        raise MeldError(f"not a meld: {text or 'no cards'} (a meld has at least 3 cards)")
+    if len(set(cards)) != len(cards):
+        raise MeldError(f"not a meld: {text} (a card appears twice)")
+    if all(c.rank == cards[0].rank for c in cards):
+        return tuple(sorted(cards, key=lambda c: c.suit))
+    if all(c.suit == cards[0].suit for c in cards):
+        ordered = tuple(sorted(cards, key=lambda c: c.rank))
+        if ordered[-1].rank - ordered[0].rank != len(ordered) - 1:
+            raise MeldError(
+                f"not a meld: {text} (a run needs consecutive ranks; the ace is low only)"
+            )
+        return ordered
+    raise MeldError(f"not a meld: {text} (neither one rank nor one suit)")
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """A valid set or run. ``cards`` are kept in canonical order: a run by rank, a set by suit.
+
+    Constructing a ``Meld`` validates it, so an invalid one cannot exist; build one with
+    ``Meld.of(cards)`` or ``Meld.from_str("5s-6s-7s")``.
+    """
+
+    cards: tuple[Card, ...]
+
+    def __post_init__(self) -> None:
+        cards = tuple(self.cards)
+        canonical = _canonical(cards)
+        if canonical != cards or type(self.cards) is not tuple:
+            object.__setattr__(self, "cards", canonical)
+
+    @classmethod
+    def of(cls, cards: Iterable[Card]) -> Meld:
+        """The meld made of ``cards`` (any order). Raises ``MeldError`` if they are no meld."""
+        return cls(tuple(cards))
+
+    @classmethod
+    def from_str(cls, text: str) -> Meld:
+        """Parse the text form, cards joined by ``-``: ``Meld.from_str("5s-6s-7s")``."""
+        try:
+            cards = tuple(Card.from_str(tok) for tok in text.strip().split("-"))
+        except CardError as exc:
+            raise MeldError(f"malformed meld {text!r}: {exc}") from None
+        return cls(cards)
+
+    @property
+    def kind(self) -> MeldKind:
+        """``MeldKind.SET`` or ``MeldKind.RUN``."""
+        return MeldKind.SET if self.cards[0].rank == self.cards[1].rank else MeldKind.RUN
+
+    @property
+    def value(self) -> int:
+        """The total point value of the meld's cards."""
+        return sum(c.value for c in self.cards)
+
+    def extended(self, card: Card) -> Meld | None:
+        """This meld with ``card`` laid off onto it, or ``None`` if the card does not fit.
+
+        A set takes its fourth card; a run takes the next card at either end.
+        """
+        if card in self.cards:
+            return None
+        try:
+            return Meld((*self.cards, card))
+        except MeldError:
+            return None
+
+    def __str__(self) -> str:
+        return "-".join(str(c) for c in self.cards)
+
+    def __repr__(self) -> str:
+        return f"Meld.from_str({str(self)!r})"
+
+
+def _meld_key(meld: Meld) -> int:
+    return meld.cards[0].suit * 13 + meld.cards[0].rank
+
+
+def _value_of(cards: Iterable[Card]) -> int:
+    return sum(c.value for c in cards)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """One way of laying out a group of cards: disjoint melds, and the rest as deadwood.
+
+    Canonical form: ``melds`` sorted by the index of their first card, ``deadwood_cards`` sorted.
+    Text form: the melds, then ``|`` and the deadwood cards, e.g. ``"5s-6s-7s | 2c 9d"``.
+    """
+
+    melds: tuple[Meld, ...]
+    deadwood_cards: tuple[Card, ...]
+
+    @property
+    def deadwood(self) -> int:
+        """The total value of the deadwood cards."""
+        return _value_of(self.deadwood_cards)
+
+    def __str__(self) -> str:
+        melds = " ".join(str(m) for m in self.melds)
+        dead = " ".join(str(c) for c in self.deadwood_cards)
+        return f"{melds} | {dead}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Layoff:
+    """One defender card laid off onto the knocker's meld number ``meld``."""
+
+    card: Card
+    meld: int
+
+    def __str__(self) -> str:
+        return f"{self.card}>{self.meld}"
+
+
+@dataclass(frozen=True, slots=True)
+class DefenderResult:
+    """The defender's showdown: own melds, layoffs onto the knocker's melds, and what is left.
+
+    ``layoffs`` are listed in an order in which they can be laid: by knocker meld, and along a
+    chain outward from the meld (on ``5s-6s-7s``: ``4s`` before ``3s``, ``8s`` before ``9s``).
+    """
+
+    melds: tuple[Meld, ...]
+    layoffs: tuple[Layoff, ...]
+    deadwood_cards: tuple[Card, ...]
+
+    @property
+    def deadwood(self) -> int:
+        """The total value of the cards neither melded nor laid off."""
+        return _value_of(self.deadwood_cards)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit-mask machinery. A group of cards is an int with bit ``card.index`` set for each card.
+
+_SUIT_BITS = 0x1FFF
+_SUIT_MASKS = tuple(_SUIT_BITS << (13 * s) for s in range(4))
+# Bits where a run of three may start: ranks A..J of each suit (so a run never wraps suits).
+_RUN_STARTS = sum(0x7FF << (13 * s) for s in range(4))
+_VALUES = tuple(c.value for c in DECK)
+_RANK_COLUMNS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
+_BIG = 1 << 30  # "no arrangement yet" in minimisations
+
+
+def _mask_value(mask: int) -> int:
+    total = 0
+    while mask:
+        low = mask & -mask
+        total += _VALUES[low.bit_length() - 1]
+        mask ^= low
+    return total
+
+
+def _mask_indexes(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def _mask_cards(mask: int) -> tuple[Card, ...]:
+    return tuple(DECK[i] for i in _mask_indexes(mask))
+
+
+def _runs_in_suit(suit_mask: int) -> tuple[tuple[int, int], ...]:
+    """Every run (as ``(mask, value)``) inside one suit's cards, sub-runs included."""
+    runs = []
+    for start in range(52):
+        if (suit_mask >> start) & 7 != 7 or start % 13 > 10:
+            continue
+        mask = value = 0
+        stop = start
+        while stop < 52 and (suit_mask >> stop) & 1 and (stop == start or stop % 13):
+            mask |= 1 << stop
+            value += _VALUES[stop]
+            if stop - start >= 2:
+                runs.append((mask, value))
+            stop += 1
+    return tuple(runs)
+
+
+def _sets_in_column(column: int) -> tuple[tuple[int, int], ...]:
+    """Every set inside one rank's cards: a 4-set gives itself and its four 3-subsets."""
+    bits = [1 << i for i in _mask_indexes(column)]
+    if len(bits) < 3:
+        return ()
+    value = _VALUES[bits[0].bit_length() - 1]
+    sets = [(column, value * len(bits))]
+    if len(bits) == 4:
+        sets.extend((column ^ b, value * 3) for b in bits)
+    return tuple(sets)
+
+
+_RUN_CACHE: dict[int, tuple[tuple[int, int], ...]] = {}
+_SET_TABLE: dict[int, tuple[tuple[int, int], ...]] = {}
+for _r in range(13):
+    for _sub in range(16):
+        _col = sum(1 << (13 * s + _r) for s in range(4) if _sub >> s & 1)
+        if _sets := _sets_in_column(_col):
+            _SET_TABLE[_col] = _sets
+
+
+def _hand_melds(hand: int) -> list[tuple[int, int]]:
+    """Every meld (``(mask, value)``) inside the cards of ``hand``, overlapping ones included."""
+    melds: list[tuple[int, int]] = []
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    if starts:
+        for suit_mask in _SUIT_MASKS:
+            if starts & suit_mask:
+                key = hand & suit_mask
+                runs = _RUN_CACHE.get(key)
+                if runs is None:
+                    runs = _RUN_CACHE[key] = _runs_in_suit(key)
+                melds += runs
+    c = hand & _SUIT_BITS
+    d = (hand >> 13) & _SUIT_BITS
+    h = (hand >> 26) & _SUIT_BITS
+    s = hand >> 39
+    three = (c & d & (h | s)) | (h & s & (c | d))
+    while three:
+        low = three & -three
+        melds += _SET_TABLE[hand & _RANK_COLUMNS[low.bit_length() - 1]]
+        three ^= low
+    return melds
+
+
+def _collections(melds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Every collection of pairwise-disjoint melds, as ``(union mask, melded value)``.
+
+    The empty collection ``(0, 0)`` comes first.
+    """
+    colls = [(0, 0)]
+    for m, v in melds:
+        colls += [(u | m, w + v) for u, w in colls if not u & m]
+    return colls
+
+
+_ENUMERATE_LIMIT = 24  # above this many melds, search with memoisation instead of enumerating
+_SWEEP_CARDS = 20  # above this many cards, sweep the ranks instead
+
+
+def _max_melded(hand: int, melds: list[tuple[int, int]]) -> int:
+    """The largest total value of pairwise-disjoint melds inside ``hand``."""
+    if not melds:
+        return 0
+    if hand.bit_count() > _SWEEP_CARDS:
+        return _sweep_max_melded(hand)
+    if len(melds) <= _ENUMERATE_LIMIT:
+        return max(w for _, w in _collections(melds))
+    return _Search(melds).best(hand)
+
+
+def _sweep_max_melded(hand: int) -> int:
+    """The largest melded value inside ``hand``, by a sweep over the ranks from ace to king.
+
+    The state is, per suit, the length of the run still open at the previous rank (0, 1, 2, or
+    3 for "3 or more"). At each rank every card present is deadwood, in that rank's set (which
+    must get 3 or 4 cards), or extends its suit's run; a run of 1 or 2 must be extended. The
+    cost does not depend on how many melds overlap, so it suits large groups of cards, where
+    enumerating collections explodes (``deadwood(DECK)``).
+    """
+    states: dict[tuple[int, ...], int] = {(0, 0, 0, 0): 0}
+    for rank in range(13):
+        present = [hand >> (13 * suit + rank) & 1 for suit in range(4)]
+        value = _VALUES[rank]
+        nxt: dict[tuple[int, ...], int] = {}
+        for state, melded in states.items():
+            # Per suit, the choices (new open-run length, role): 0 deadwood or absent, 1 set, 2 run.
+            options: list[list[tuple[int, int]]] = []
+            for suit in range(4):
+                length = state[suit]
+                if present[suit]:
+                    choice = [(min(length + 1, 3), 2)]
+                    if length in (0, 3):
+                        choice += [(0, 0), (0, 1)]
+                elif length in (1, 2):
+                    break  # a run of one or two cards can no longer be completed
+                else:
+                    choice = [(0, 0)]
+                options.append(choice)
+            else:
+                for combo in product(*options):
+                    in_set = sum(1 for _, role in combo if role == 1)
+                    if in_set in (1, 2):
+                        continue
+                    key = tuple(length for length, _ in combo)
+                    total = melded + value * sum(1 for _, role in combo if role)
+                    if nxt.get(key, -1) < total:
+                        nxt[key] = total
+        states = nxt
+    return max(v for state, v in states.items() if all(length in (0, 3) for length in state))
+
+
+class _Search:
+    """Memoised search over the melds of a large group of cards (more than a hand holds).
+
+    ``best(mask)`` decides the lowest card that some meld inside ``mask`` could cover: either
+    it stays unmelded, or it goes into one of its melds. Each collection is reached once.
+    """
+
+    def __init__(self, melds: list[tuple[int, int]]) -> None:
+        self.melds = melds
+        self.memo: dict[int, int] = {}
+
+    def _live(self, mask: int) -> list[tuple[int, int]]:
+        return [(m, v) for m, v in self.melds if m & mask == m]
+
+    def best(self, mask: int) -> int:
+        memo = self.memo.get(mask)
+        if memo is not None:
+            return memo
+        live = self._live(mask)
+        result = 0
+        if live:
+            cover = 0
+            for m, _ in live:
+                cover |= m
+            low = cover & -cover
+            result = self.best(mask ^ low)
+            for m, v in live:
+                if m & low:
+                    result = max(result, v + self.best(mask & ~m))
+        self.memo[mask] = result
+        return result
+
+    def all_best(self, mask: int, target: int) -> Iterator[list[int]]:
+        """Every collection (list of meld masks) inside ``mask`` melding exactly ``target``."""
+        if target == 0:
+            yield []
+            return
+        live = self._live(mask)
+        cover = 0
+        for m, _ in live:
+            cover |= m
+        low = cover & -cover
+        if self.best(mask ^ low) == target:
+            yield from self.all_best(mask ^ low, target)
+        for m, v in live:
+            if m & low and v + self.best(mask & ~m) == target:
+                for rest in self.all_best(mask & ~m, target - v):
+                    yield [m, *rest]
+
+
+def _to_mask(cards: Iterable[Card]) -> tuple[int, list[int]]:
+    """The mask of ``cards`` and their indexes; ``ValueError`` on a repeated card."""
+    indexes = [c.suit * 13 + c.rank for c in cards]
+    mask = 0
+    for i in indexes:
+        mask |= 1 << i
+    if mask.bit_count() != len(indexes):
+        raise ValueError("a card appears twice in the hand")
+    return mask, indexes
+
+
+_MELD_CACHE: dict[int, Meld] = {}
+
+
+def _meld_of_mask(mask: int) -> Meld:
+    """The ``Meld`` of a mask known to be a meld (interned; skips re-validation)."""
+    meld = _MELD_CACHE.get(mask)
+    if meld is None:
+        cards = _mask_cards(mask)
+        if cards[0].rank != cards[-1].rank:
+            cards = tuple(sorted(cards, key=lambda c: c.rank))
+        meld = object.__new__(Meld)
+        object.__setattr__(meld, "cards", cards)
+        _MELD_CACHE[mask] = meld
+    return meld
+
+
+def _meld_mask(meld: Meld) -> int:
+    mask = 0
+    for c in meld.cards:
+        mask |= 1 << (c.suit * 13 + c.rank)
+    return mask
+
+
+def _arrangement(hand: int, meld_masks: Iterable[int]) -> Arrangement:
+    melds = sorted((_meld_of_mask(m) for m in meld_masks), key=_meld_key)
+    melded = 0
+    for m in melds:
+        melded |= _meld_mask(m)
+    return Arrangement(tuple(melds), _mask_cards(hand & ~melded))
+
+
+# ---------------------------------------------------------------------------------------------
+# Deadwood and knocking.
+
+
+def is_meld(cards: Iterable[Card]) -> bool:
+    """Whether ``cards`` form one valid set or run."""
+    try:
+        _canonical(tuple(cards))
+    except MeldError:
+        return False
+    return True
+
+
+def deadwood(cards: Iterable[Card]) -> int:
+    """The least deadwood of any arrangement of ``cards`` (any number of cards)."""
+    values = _VALUES
+    hand = total = count = 0
+    for c in cards:
+        i = c.suit * 13 + c.rank
+        hand |= 1 << i
+        total += values[i]
+        count += 1
+    if hand.bit_count() != count:
+        raise ValueError("a card appears twice in the hand")
+    melds = _hand_melds(hand)
+    if not melds:
+        return total
+    if len(melds) == 1:
+        return total - melds[0][1]
+    return total - _max_melded(hand, melds)
+
+
+def _optimal_collections(hand: int) -> list[list[int]]:
+    melds = _hand_melds(hand)
+    if not melds:
+        return [[]]
+    search = _Search(melds)
+    return list(search.all_best(hand, search.best(hand)))
+
+
+def _arrangement_order(a: Arrangement) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    return (len(a.melds), tuple(tuple(c.suit * 13 + c.rank for c in m.cards) for m in a.melds))
+
+
+def optimal_arrangements(cards: Iterable[Card]) -> list[Arrangement]:
+    """Every distinct arrangement of ``cards`` with the least deadwood.
+
+    Two arrangements are distinct when their melds differ, so a six-card run also appears split
+    into two runs of three. Order: fewest melds first, then by the melds' card indexes.
+    """
+    hand, _ = _to_mask(cards)
+    arrangements = [_arrangement(hand, coll) for coll in _optimal_collections(hand)]
+    arrangements.sort(key=_arrangement_order)
+    return arrangements
+
+
+def best_melds(cards: Iterable[Card]) -> Arrangement:
+    """An arrangement of ``cards`` with the least deadwood: the first of
+    ``optimal_arrangements`` (fewest melds, so long runs and four-card sets stay whole)."""
+    return optimal_arrangements(cards)[0]
+
+
+def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
+    """The discards that allow a knock: each card ``c`` of the (11-card) hand with
+    ``deadwood(hand - c) <= limit``, mapped to that deadwood.
+
+    This is the hot path of every simulated decision, so ``_to_mask`` and ``_hand_melds`` are
+    inlined here, and the common shapes (no meld, one meld) skip the general enumeration.
+    """
+    values = _VALUES
+    indexes = [c.suit * 13 + c.rank for c in cards]
+    hand = total = 0
+    for i in indexes:
+        hand |= 1 << i
+        total += values[i]
+    if hand.bit_count() != len(indexes):
+        raise ValueError("a card appears twice in the hand")
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    c = hand & _SUIT_BITS
+    d = (hand >> 13) & _SUIT_BITS
+    h = (hand >> 26) & _SUIT_BITS
+    s = hand >> 39
+    three = (c & d & (h | s)) | (h & s & (c | d))
+    if not (starts or three):
+        # Nothing melds: discarding c leaves everything else as deadwood.
+        floor = total - limit
+        if floor > 10:  # no card is worth more than 10
+            return {}
+        return {DECK[i]: total - values[i] for i in indexes if values[i] >= floor}
+    melds: list[tuple[int, int]] = []
+    if starts:
+        for suit_mask in _SUIT_MASKS:
+            if starts & suit_mask:
+                key = hand & suit_mask
+                runs = _RUN_CACHE.get(key)
+                if runs is None:
+                    runs = _RUN_CACHE[key] = _runs_in_suit(key)
+                melds += runs
+    while three:
+        low = three & -three
+        melds += _SET_TABLE[hand & _RANK_COLUMNS[low.bit_length() - 1]]
+        three ^= low
+    if len(melds) == 1:
+        m, v = melds[0]
+        rest = total - v
+        if rest - limit > 10:
+            return {}
+        return {
+            DECK[i]: dw
+            for i in indexes
+            if (dw := (total if m >> i & 1 else rest) - values[i]) <= limit
+        }
+    # For each card, the best melded value among the collections that avoid it. Walk the
+    # collections from the most valuable down; a card's answer is the first one missing it.
+    colls = [(0, 0)]
+    for m, v in melds:
+        colls += [(u | m, w + v) for u, w in colls if not u & m]
+    colls.sort(key=_second, reverse=True)
+    result: dict[Card, int] = {}
+    if total - colls[0][1] - limit > 10:
+        return result
+    pending = hand
+    for u, w in colls:
+        free = pending & ~u
+        if free:
+            pending &= u
+            rest = total - w
+            while free:
+                low = free & -free
+                i = low.bit_length() - 1
+                dw = rest - values[i]
+                if dw <= limit:
+                    result[DECK[i]] = dw
+                free ^= low
+            if not pending:
+                break
+    return result
+
+
+_second = itemgetter(1)
+
+
+def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:
+    """For each card ``c`` of a hand (normally 11 cards), the least deadwood of the hand
+    without ``c``: what is left after discarding ``c``."""
+    return knock_options(cards, _BIG)
+
+
+def is_big_gin(cards: Iterable[Card]) -> bool:
+    """Whether all 11 cards are melded (big gin, a rules option)."""
+    cards = list(cards)
+    return len(cards) == 11 and deadwood(cards) == 0
+
+
+def check_declared(cards: Iterable[Card], melds: Iterable[Meld]) -> Arrangement:
+    """The arrangement that declared ``melds`` make of ``cards``; the rest is deadwood.
+
+    The melds must be valid, pairwise disjoint and made of the given cards; otherwise
+    ``MeldError`` says which rule the declaration breaks. The arrangement need not be optimal:
+    a player may declare a worse one.
+    """
+    hand = list(cards)
+    held = set(hand)
+    if len(held) != len(hand):
+        raise MeldError("a card appears twice in the hand")
+    used: set[Card] = set()
+    declared: list[Meld] = []
+    for meld in melds:
+        if not isinstance(meld, Meld):
+            raise MeldError(f"not a meld: {meld!r}")
+        meld = Meld(meld.cards)  # re-validate: the caller may have built it by hand
+        for card in meld.cards:
+            if card not in held:
+                raise MeldError(f"declared meld {meld} uses {card}, which is not in the hand")
+            if card in used:
+                raise MeldError(f"{card} is declared in more than one meld")
+            used.add(card)
+        declared.append(meld)
+    declared.sort(key=_meld_key)
+    return Arrangement(tuple(declared), tuple(sorted(held - used)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Layoffs.
+
+
+class _Target:
+    """A knocker's meld, as layoffs see it."""
+
+    __slots__ = ("hi", "index", "is_run", "lo", "missing")
+
+    def __init__(self, index: int, meld: Meld) -> None:
+        self.index = index
+        first, last = meld.cards[0], meld.cards[-1]
+        self.is_run = first.rank != last.rank
+        self.lo = first.suit * 13 + first.rank  # lowest card index of a run
+        self.hi = last.suit * 13 + last.rank  # highest card index of a run
+        # The one card that completes a 3-card set (none for a 4-card set).
+        self.missing = 0
+        if not self.is_run and len(meld.cards) == 3:
+            self.missing = _RANK_COLUMNS[first.rank] & ~_meld_mask(meld)
+
+
+def _lay_off(targets: Sequence[_Target], candidates: int) -> list[tuple[int, int]]:
+    """Lay off as many of ``candidates`` as possible: ``[(card index, target index)]``.
+
+    A card fits a run only through a chain from one of its ends, and every card that some chain
+    reaches can be laid off (two runs of one suit meeting from both sides share the cards between
+    them). A set takes only its fourth card, and a card that fits both a run end and a set is
+    better on the run, where it may carry a chain; so runs go first, then sets. The list comes
+    in laying order: by target, each chain outward.
+    """
+    laid: list[tuple[int, int]] = []
+    left = candidates
+    for t in targets:
+        if t.is_run:
+            i = t.lo - 1
+            while i >= 0 and i % 13 != 12 and (left >> i) & 1:
+                laid.append((i, t.index))
+                left ^= 1 << i
+                i -= 1
+            i = t.hi + 1
+            while i % 13 and (left >> i) & 1:
+                laid.append((i, t.index))
+                left ^= 1 << i
+                i += 1
+    for t in targets:
+        if t.missing & left:
+            laid.append((t.missing.bit_length() - 1, t.index))
+            left ^= t.missing
+    laid.sort(key=_second)  # stable: keeps each chain's laying order
+    return laid
+
+
+def layable_count(melds: Sequence[Meld], candidates: Iterable[Card]) -> int:
+    """How many of ``candidates`` could be laid off onto ``melds``, chains included.
+
+    On ``5s-6s-7s`` the candidates ``8s 9s`` both count; ``9s`` alone does not.
+    """
+    mask = 0
+    for c in candidates:
+        mask |= 1 << (c.suit * 13 + c.rank)
+    return len(_lay_off([_Target(i, m) for i, m in enumerate(melds)], mask))
+
+
+def knocker_arrangement(cards: Iterable[Card], unseen: Iterable[Card]) -> Arrangement:
+    """The referee's choice of arrangement for a knocker who declared none (RULES.md, Showdown).
+
+    Among the least-deadwood arrangements of ``cards``, the one on which the fewest of the
+    ``unseen`` cards (those the knocker cannot see) could be laid off; further ties go to the
+    earliest in ``optimal_arrangements`` order. It never looks at the defender's hand.
+    """
+    hand = list(cards)
+    options = optimal_arrangements(hand)
+    if len(options) == 1:
+        return options[0]
+    held = set(hand)
+    hidden = [c for c in unseen if c not in held]
+    return min(options, key=lambda a: layable_count(a.melds, hidden))
+
+
+def best_layoffs(knocker_melds: Sequence[Meld], defender_cards: Iterable[Card]) -> DefenderResult:
+    """The defender's melds and layoffs that leave the least deadwood (RULES.md, Showdown).
+
+    Every collection of the defender's own melds is tried (breaking up a meld to lay off its
+    cards is one of them), and the cards left over are laid off as far as chains reach.
+
+    Ties among equal deadwood are broken, in this order, by: more cards laid off (a defender
+    holding ``8s-9s-Ts`` against the knocker's ``5s-6s-7s`` lays all three off rather than
+    melding them), then fewer own melds, then the order of ``optimal_arrangements`` (the own
+    melds' card indexes). Pass ``knocker_melds=()`` when no layoffs are allowed (the
+    knocker went gin): the result is then the defender's ``best_melds`` arrangement.
+    """
+    hand, _ = _to_mask(defender_cards)
+    targets = [_Target(i, m) for i, m in enumerate(knocker_melds)]
+    melds = _hand_melds(hand)
+    best_key: tuple[int, int, int] | None = None
+    ties: list[tuple[list[int], list[tuple[int, int]]]] = []
+    for coll in _meld_lists(melds):
+        melded = 0
+        for m in coll:
+            melded |= m
+        rest = hand & ~melded
+        laid = _lay_off(targets, rest) if targets else []
+        dw = _mask_value(rest) - sum(_VALUES[i] for i, _ in laid)
+        key = (dw, -len(laid), len(coll))
+        if best_key is None or key < best_key:
+            best_key, ties = key, [(coll, laid)]
+        elif key == best_key:
+            ties.append((coll, laid))
+    arrangement, laid = min(
+        ((_arrangement(hand, coll), laid) for coll, laid in ties),
+        key=lambda pair: _arrangement_order(pair[0]),
+    )
+    laid_mask = 0
+    for i, _ in laid:
+        laid_mask |= 1 << i
+    return DefenderResult(
+        melds=arrangement.melds,
+        layoffs=tuple(Layoff(DECK[i], t) for i, t in laid),
+        deadwood_cards=tuple(c for c in arrangement.deadwood_cards if not laid_mask >> c.index & 1),
+    )
+
+
+def _meld_lists(melds: list[tuple[int, int]]) -> list[list[int]]:
+    """Every collection of pairwise-disjoint melds, as lists of meld masks (empty first)."""
+    colls: list[tuple[int, list[int]]] = [(0, [])]
+    for m, _ in melds:
+        colls += [(u | m, [*lst, m]) for u, lst in colls if not u & m]
+    return [lst for _, lst in colls]
+
