@@ -122,7 +122,14 @@ def test_sprt_llr_hand_values() -> None:
     # LLR = 0.0143872 * 0.0856128 / 0.00245 = 0.502746
     assert sprt_llr(30, 20, 50, 0, 10) == approx(0.502746, abs=1e-5)
     assert sprt_llr(0, 0, 0, 0, 10) == 0.0
-    assert sprt_llr(25, 0, 0, 0, 10) == 0.0  # no variance yet, as fastchess
+    # No variance yet: one pseudo-game of score 1/2 is added. 10 wins, 0 vs 50 Elo:
+    # m = 11, a = 10.5/11, var = a - a^2, LLR = (s1 - s0)(2a - s0 - s1) / (2 var / m).
+    a = 10.5 / 11
+    s0, s1 = 0.5, 1 / (1 + 10 ** (-50 / 400))
+    expected = (s1 - s0) * (2 * a - s0 - s1) / (2 * (a - a * a) / 11)
+    assert sprt_llr(10, 0, 0, 0, 50) == approx(expected, abs=1e-9)
+    assert expected == approx(7.59, abs=0.01)
+    assert sprt_llr(0, 10, 0, 0, 50) < -2.944  # a sweep the other way accepts H0
 
 
 def test_sprt_states() -> None:
