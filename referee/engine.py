@@ -207,15 +207,13 @@ class EnginePlayer:
         clock = self.clock
         budget = clock.budget()
         remaining = clock.remaining
-        self._send(proto.Position(view))
-        self._send(
-            proto.Go(
-                decision,
-                time=None if remaining is None else int(remaining * 1000),
-                inc=None if clock.control.base is None else int(clock.control.increment * 1000),
-                movetime=int(clock.control.move * 1000),
-            )
+        go = proto.Go(
+            decision,
+            time=None if remaining is None else int(remaining * 1000),
+            inc=None if clock.control.base is None else int(clock.control.increment * 1000),
+            movetime=int(clock.control.move * 1000),
         )
+        self._send(proto.Position(view), go)
         started = time.monotonic()
         deadline = started + budget
         ignored: list[str] = []
@@ -274,10 +272,10 @@ class EnginePlayer:
         except EngineError as exc:
             log.info("%s: could not send an information line: %s", self.name, exc)
 
-    def _send(self, message: object) -> None:
+    def _send(self, *messages: object) -> None:
         assert self.process is not None
         try:
-            self.process.send(str(message))
+            self.process.send_lines([str(m) for m in messages])
         except EngineError as exc:
             raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
 

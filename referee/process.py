@@ -361,14 +361,23 @@ class EngineProcess:
         half written; the engine is at fault either way). A line containing a newline is a
         referee bug and raises ValueError.
         """
-        if "\n" in line or "\r" in line:
-            raise ValueError(f"protocol line contains a line break: {line!r}")
-        data = memoryview((line + "\n").encode("utf-8"))
+        self.send_lines((line,), timeout)
+
+    def send_lines(self, lines: Sequence[str], timeout: float = 5.0) -> None:
+        """Write several lines with one system call where the pipe allows (as `send`).
+
+        A decision's ``position`` and ``go`` go together, which saves a wake-up of the engine.
+        """
+        for line in lines:
+            if "\n" in line or "\r" in line:
+                raise ValueError(f"protocol line contains a line break: {line!r}")
+        data = memoryview("".join(line + "\n" for line in lines).encode("utf-8"))
         deadline = time.monotonic() + timeout
         with self._io_lock:
             if self._closed:
                 raise EngineClosed(f"{self.name}: send after close", name=self.name)
-            self._log("to", line)
+            for line in lines:
+                self._log("to", line)
             fd = self._stdin.fileno()
             while data:
                 try:
