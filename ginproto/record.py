@@ -411,24 +411,32 @@ class GameRecord:
         return None
 
     def header_line(self, name: str) -> int:
-        """The line of header ``name``, or the game's first line when it is missing."""
+        """The line of header ``name``; for a missing one, the line where the headers end."""
         for item in self.items:
             if isinstance(item, Header) and item.name == name:
                 return item.line
-        return self.line
+        return self.headers_end
+
+    @property
+    def headers_end(self) -> int:
+        """The line of the first event (where a missing header is reported)."""
+        for item in self.items:
+            if not isinstance(item, Header | Comment):
+                return item.line
+        return self.last_line or self.line
 
     def rules(self) -> Rules:
         """The rules in the headers. Raises ``RecordError`` at the offending header line."""
         variant = self.header("Variant")
         if variant is None:
-            raise RecordError("missing header [Variant]", self.line, self.path)
+            raise RecordError("missing header [Variant]", self.headers_end, self.path)
         params = {"variant": variant}
         for name in Rules.__dataclass_fields__:
             if name == "variant":
                 continue
             value = self.header(f"Rule.{name}")
             if value is None:
-                raise RecordError(f"missing header [Rule.{name}]", self.line, self.path)
+                raise RecordError(f"missing header [Rule.{name}]", self.headers_end, self.path)
             params[name] = value
         for h in self.headers:
             if h.name.startswith("Rule.") and h.name[5:] not in params:

@@ -268,7 +268,9 @@ class _Replayer:
             roles = game.roles
             askable = {mover}
             if roles is not None and mover == roles.captain and self.advice is None:
-                askable = {roles.sitter}  # the sitter is asked before the captain
+                # The sitter is asked before the captain. A captain's fault comes without the
+                # advice line: the table logs advice with the move it went with.
+                askable.add(roles.sitter)
             if event.player not in askable:
                 who = " or ".join(f"player {p}" for p in sorted(askable))
                 raise self.fail(f"player {event.player} was not asked to move; {who} was")
@@ -305,7 +307,7 @@ class _Replayer:
         record = self.record
         for p in range(self.rules.players):
             if record.header(f"Player{p}") is None:
-                raise self.fail(f"missing header [Player{p}]", record.line)
+                raise self.fail(f"missing header [Player{p}]", record.headers_end)
         extra = f"Player{self.rules.players}"
         if record.header(extra) is not None:
             raise self.fail(
@@ -321,7 +323,7 @@ class _Replayer:
         ):
             got = record.header(name)
             if got is None:
-                raise self.fail(f"missing header [{name}]", record.line)
+                raise self.fail(f"missing header [{name}]", record.headers_end)
             if got != value:
                 raise self.fail(
                     f"header [{name}] says {got!r}, but the game gives {value!r}",
