@@ -240,7 +240,7 @@ class Engine:
         """Act on one referee line, writing any answer to ``stdout``. Returns ``False`` on
         ``quit``. Bad referee lines are logged and ignored; the engine's own exceptions in a
         decision propagate, so a broken engine stops (the referee rules it a crash)."""
-        logger.debug("<< %s", line.rstrip("\n"))
+        logger.debug("%s << %s", self.name, line.rstrip("\n"))
         self._out = stdout
         try:
             message = parse_referee_line(line)
@@ -252,10 +252,10 @@ class Engine:
         elif isinstance(message, Go):
             self._answer(message, stdout)
         elif isinstance(message, IsReady):
-            _write(stdout, ReadyOk().format())
+            _write(stdout, ReadyOk().format(), self.name)
         elif isinstance(message, Gin):
             for reply in self.handshake_lines():
-                _write(stdout, reply)
+                _write(stdout, reply, self.name)
         elif isinstance(message, SetOption):
             try:
                 self.set_option(message.name, message.value)
@@ -293,18 +293,18 @@ class Engine:
             if fault.__cause__ is not None:
                 raise fault.__cause__ from None
             raise
-        _write(stdout, MoveReply(move).format())
+        _write(stdout, MoveReply(move).format(), self.name)
 
     def info(self, text: str) -> None:
         """Send an ``info`` line, free text the referee logs (in process: log at DEBUG)."""
         if self._out is None:
             logger.debug("%s info: %s", self.name, text)
         else:
-            _write(self._out, Info(text).format())
+            _write(self._out, Info(text).format(), self.name)
 
 
-def _write(stdout: TextIO, line: str) -> None:
-    logger.debug(">> %s", line)
+def _write(stdout: TextIO, line: str, name: str) -> None:
+    logger.debug("%s >> %s", name, line)
     stdout.write(line + "\n")
     stdout.flush()
 
