@@ -262,18 +262,13 @@ _FIXED: _Fixed = {"event": "spec example", "site": "example", "date": "2025.01.0
 
 
 def example_records() -> str:
-    """Two short games, as spec/RECORD.md shows them: a standard game to 25 between the
-    greedy and the random player, and a three-player game to 25 with all three roles."""
-    two = Rules(target=25)
-    _, first = play_one(two, [GreedyPlayer(), RandomPlayer(7, knocks=True)], "spec", 1, **_FIXED)
-    three = Rules(variant=Variant.THREEHANDED, target=25)
-    _, second = play_one(
-        three,
-        [GreedyPlayer(), RandomPlayer(1, knocks=True), RandomPlayer(2, knocks=True)],
-        "spec",
-        3,
-        **_FIXED,
-    )
+    """Two short games between greedy players, as spec/RECORD.md shows them: a standard game
+    to 40 (with a layoff), and a three-player game to 40 (the cut for roles, the sitter's
+    advice, and the captain and sitter trading places after the box wins a hand)."""
+    two = Rules(target=40)
+    _, first = play_one(two, [GreedyPlayer(), GreedyPlayer()], "spec", 7, **_FIXED)
+    three = Rules(variant=Variant.THREEHANDED, target=40)
+    _, second = play_one(three, [GreedyPlayer() for _ in range(3)], "spec", 7, **_FIXED)
     return write_game(first) + write_game(second)
 
 
