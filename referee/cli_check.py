@@ -1,0 +1,78 @@
+"""``ginref check ENGINE``: run the conformance battery (``referee.check``) and print it."""
+
+from __future__ import annotations
+
+import click
+
+from referee.check import run_checks
+from referee.engine import EngineSpec, EngineSpecError
+
+
+@click.command()
+@click.argument("engine")
+@click.option(
+    "--move-timeout",
+    type=click.FloatRange(min=0.001),
+    default=5.0,
+    show_default=True,
+    help="Seconds for each decision.",
+)
+@click.option(
+    "--startup-timeout",
+    type=click.FloatRange(min=0.001),
+    default=10.0,
+    show_default=True,
+    help="Seconds for the handshake and for each isready.",
+)
+@click.option(
+    "-o",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="An engine option to set (repeatable); it must be one the engine declares.",
+)
+@click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
+def check(
+    engine: str,
+    move_timeout: float,
+    startup_timeout: float,
+    options: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
+
+    ENGINE is a built-in name (random, simple, js-simple) or a command line in quotes. One
+    line per check: PASS <name>, or FAIL <name>: <what was wrong>. The exit code is 0 when
+    every check passes, 1 otherwise.
+
+        ginref check "python3 mybot.py" --move-timeout 2
+    """
+    pairs = []
+    for item in options:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="-o")
+        pairs.append((name.strip(), value.strip()))
+    try:
+        spec = EngineSpec.parse(engine, options=tuple(pairs))
+    except EngineSpecError as exc:
+        raise click.BadParameter(str(exc), param_hint="ENGINE") from None
+    results = run_checks(spec, move_timeout=move_timeout, startup_timeout=startup_timeout)
+    for result in results:
+        if result.ok:
+            note = f" ({result.detail})" if result.detail else ""
+            click.echo(f"PASS {result.name}{note}")
+            continue
+        click.echo(f"FAIL {result.name}: {result.detail}")
+        if verbose:
+            for line in result.lines:
+                click.echo(f"    {line}")
+    failed = sum(1 for r in results if not r.ok)
+    click.echo(
+        f"{len(results) - failed} of {len(results)} checks passed" if failed
+        else f"all {len(results)} checks passed",
+        err=True,
+    )
+    if failed:
+        raise SystemExit(1)
