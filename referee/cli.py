@@ -309,3 +309,6 @@ def main() -> None:
 from referee.replay import replay  # noqa: E402 - commands register after the group
 
 cli.add_command(replay)
+from referee.cli_check import check  # noqa: E402
+
+cli.add_command(check)
