@@ -205,7 +205,7 @@ _SUIT_MASKS = tuple(_SUIT_BITS << (13 * s) for s in range(4))
 _RUN_STARTS = sum(0x7FF << (13 * s) for s in range(4))
 _VALUES = tuple(c.value for c in DECK)
 _RANK_COLUMNS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
-_BIG = 1 << 30  # "no arrangement yet" in minimisations
+_NO_LIMIT = 1 << 30  # a knock limit that every discard meets
 
 
 def _mask_value(mask: int) -> int:
@@ -225,7 +225,12 @@ def _mask_indexes(mask: int) -> Iterator[int]:
 
 
 def _mask_cards(mask: int) -> tuple[Card, ...]:
-    return tuple(DECK[i] for i in _mask_indexes(mask))
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(DECK[low.bit_length() - 1])
+        mask ^= low
+    return tuple(cards)
 
 
 def _runs_in_suit(suit_mask: int) -> tuple[tuple[int, int], ...]:
@@ -303,6 +308,7 @@ def _collections(melds: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 _ENUMERATE_LIMIT = 24  # above this many melds, search with memoisation instead of enumerating
 _SWEEP_CARDS = 20  # above this many cards, sweep the ranks instead
+_HAND_CARDS = 13  # knock_options enumerates collections for up to this many cards
 
 
 def _max_melded(hand: int, melds: list[tuple[int, int]]) -> int:
@@ -358,7 +364,8 @@ def _sweep_max_melded(hand: int) -> int:
 
 
 class _Search:
-    """Memoised search over the melds of a large group of cards (more than a hand holds).
+    """Memoised search over the melds of a group of cards, for the least deadwood of a group
+    with many overlapping melds and for listing every optimal arrangement.
 
     ``best(mask)`` decides the lowest card that some meld inside ``mask`` could cover: either
     it stays unmelded, or it goes into one of its melds. Each collection is reached once.
@@ -483,8 +490,8 @@ def deadwood(cards: Iterable[Card]) -> int:
 
 def _optimal_collections(hand: int) -> list[list[int]]:
     melds = _hand_melds(hand)
-    if not melds:
-        return [[]]
+    if len(melds) <= 1:
+        return [[m for m, _ in melds]]
     search = _Search(melds)
     return list(search.all_best(hand, search.best(hand)))
 
@@ -526,6 +533,13 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
         total += values[i]
     if hand.bit_count() != len(indexes):
         raise ValueError("a card appears twice in the hand")
+    if len(indexes) > _HAND_CARDS:
+        # More cards than a hand holds: enumerating collections could explode; ask per card.
+        return {
+            DECK[i]: dw
+            for i in indexes
+            if (dw := deadwood(_mask_cards(hand ^ (1 << i)))) <= limit
+        }
     starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
     c = hand & _SUIT_BITS
     d = (hand >> 13) & _SUIT_BITS
@@ -594,7 +608,7 @@ _second = itemgetter(1)
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:
     """For each card ``c`` of a hand (normally 11 cards), the least deadwood of the hand
     without ``c``: what is left after discarding ``c``."""
-    return knock_options(cards, _BIG)
+    return knock_options(cards, _NO_LIMIT)
 
 
 def is_big_gin(cards: Iterable[Card]) -> bool:
@@ -743,13 +757,15 @@ def best_layoffs(knocker_melds: Sequence[Meld], defender_cards: Iterable[Card]) 
         ((_arrangement(hand, coll), laid) for coll, laid in ties),
         key=lambda pair: _arrangement_order(pair[0]),
     )
-    laid_mask = 0
+    left = hand
+    for own in arrangement.melds:
+        left &= ~_meld_mask(own)
     for i, _ in laid:
-        laid_mask |= 1 << i
+        left &= ~(1 << i)
     return DefenderResult(
         melds=arrangement.melds,
         layoffs=tuple(Layoff(DECK[i], t) for i, t in laid),
-        deadwood_cards=tuple(c for c in arrangement.deadwood_cards if not laid_mask >> c.index & 1),
+        deadwood_cards=_mask_cards(left),
     )
 
 

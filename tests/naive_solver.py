@@ -81,9 +81,10 @@ def deadwood(cards: Iterable[Card]) -> int:
 
 
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:
-    """For each card ``c``: ``deadwood(cards - c)``."""
+    """For each card ``c``: ``deadwood(cards - c)`` (one memo serves all the subsets)."""
     hand = frozenset(cards)
-    return {c: deadwood(hand - {c}) for c in hand}
+    least = _least_deadwood(hand)
+    return {c: least(hand - {c}) for c in hand}
 
 
 def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:

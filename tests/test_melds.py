@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import inspect
 import random
-import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
+import naive_solver as naive
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,9 +32,6 @@ from ginproto.melds import (
     layable_count,
     optimal_arrangements,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import naive_solver as naive
 
 
 def cards(text: str) -> list[Card]:
