@@ -5,7 +5,9 @@ suit, the ace always low). A card belongs to at most one meld, and a hand's **de
 value of its unmelded cards under the arrangement that makes it smallest.
 
 The value types (``Meld``, ``Arrangement``, ``Layoff``, ``DefenderResult``) are small frozen
-dataclasses with one text form each. The functions below them are pure.
+dataclasses; ``Meld`` and ``Arrangement`` have one text form each (``"5s-6s-7s"``). The
+functions are pure. Functions taking cards accept any iterable of distinct cards and raise
+``ValueError`` on a repeated card.
 
 Speed matters here: ``knock_options`` runs on every decision of every simulated hand. Internally a
 group of cards is a 52-bit int (bit ``card.index``), the melds of a hand are found with a few mask
@@ -173,9 +175,6 @@ class Layoff:
 
     card: Card
     meld: int
-
-    def __str__(self) -> str:
-        return f"{self.card}>{self.meld}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -705,6 +704,8 @@ def layable_count(melds: Sequence[Meld], candidates: Iterable[Card]) -> int:
     mask = 0
     for c in candidates:
         mask |= 1 << (c.suit * 13 + c.rank)
+    for m in melds:
+        mask &= ~_meld_mask(m)  # a meld's own cards are never candidates
     return len(_lay_off([_Target(i, m) for i, m in enumerate(melds)], mask))
 
 

@@ -329,8 +329,9 @@ def test_layoff_onto_set() -> None:
     result = best_layoffs(knocker, cards("7s 8s Kd"))
     assert result.layoffs == (Layoff(Card.from_str("7s"), 0),)
     assert result.deadwood == 18
-    others = [c for c in DECK if not any(c in m.cards for m in knocker)]
-    assert layable_count(knocker, others) == 1  # only 7s: a four-card set takes nothing
+    assert layable_count(knocker, DECK) == 1  # only 7s: a four-card set takes nothing
+    # The melds' own cards never count, even when adjacent runs would seem to take them.
+    assert layable_count([meld("2s-3s-4s"), meld("5s-6s-7s")], DECK) == 7  # As, and 8s to Ks
 
 
 def test_breaking_own_meld_to_lay_off() -> None:
