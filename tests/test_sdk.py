@@ -393,7 +393,7 @@ def moves_of(log: GameLog) -> list[tuple[int, str, str | None, str | None]]:
 
 @pytest.mark.parametrize("variant", list(Variant))
 def test_text_protocol_game_equals_in_process_game(variant: Variant) -> None:
-    rules = Rules(variant=variant, target=60)
+    rules = Rules(variant=variant, target=60, hand_cap=12)
 
     def lineup() -> list[Engine]:
         engines: list[Engine] = [Recording(), SimpleEngine(), Recording()]
