@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+from typing import ClassVar
 
 from ginproto.sdk import Engine, GameView, Move, Option
 
@@ -18,7 +19,7 @@ class RandomEngine(Engine):
 
     name = "Random"
     author = "ginproto"
-    options = (Option.spin("Seed", default=0, min=0, max=2**31 - 1),)
+    options: ClassVar[tuple[Option, ...]] = (Option.spin("Seed", default=0, min=0, max=2**31 - 1),)
 
     def _choose(self, view: GameView) -> Move:
         hand = view.hand
