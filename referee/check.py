@@ -393,7 +393,7 @@ def _check_isready_in_play(s: _Session) -> str:
     return ""
 
 
-_UNKNOWN_LINE = "frobnicate the gin deck 42"
+_UNKNOWN_LINE = "frobnicate the deck 42"
 _UNKNOWN_FIELD = "futurefield 7"
 _UNKNOWN_PARAM = "future_rule=on"
 
