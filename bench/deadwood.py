@@ -39,15 +39,22 @@ def random_hands(count: int, size: int, seed: int) -> list[list[Card]]:
 def time_per_hand(
     evaluate: Callable[[list[Card]], object], hands: Sequence[list[Card]], repeat: int
 ) -> float:
-    """Microseconds per call of ``evaluate``: the best of ``repeat`` passes over ``hands`` (the
-    least disturbed by other work on the machine), the loop's own small cost included."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for hand in hands:
-            evaluate(hand)
-        best = min(best, time.perf_counter() - start)
-    return best / len(hands) * 1e6
+    """Microseconds per call of ``evaluate`` over ``hands``, the loop's small cost included.
+
+    The hands are timed in blocks of 500, each block ``repeat`` times, and the best time of each
+    block counts: other work on a busy machine then inflates the figure much less.
+    """
+    total = 0.0
+    for first in range(0, len(hands), 500):
+        block = hands[first : first + 500]
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for hand in block:
+                evaluate(hand)
+            best = min(best, time.perf_counter() - start)
+        total += best
+    return total / len(hands) * 1e6
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--naive-hands", type=int, default=1_000, help="subsample timed with the naive solver"
     )
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--repeat", type=int, default=3, help="passes per timing; the best counts")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="passes per block of hands; the best counts"
+    )
     args = parser.parse_args(argv)
 
     hands = random_hands(args.hands, 11, args.seed)
@@ -67,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     time_per_hand(lambda h: knock_options(h, LIMIT), hands, 1)  # warm the caches
 
     ours = time_per_hand(lambda h: knock_options(h, LIMIT), hands, repeat)
+    melded = [h for h in hands if deadwood(h) < sum(c.value for c in h)]
+    ours_melded = time_per_hand(lambda h: knock_options(h, LIMIT), melded, repeat)
     ours_all = time_per_hand(discard_deadwoods, hands, repeat)
     ours_ten = time_per_hand(deadwood, tens, repeat)
     ours_sub = time_per_hand(lambda h: knock_options(h, LIMIT), subsample, repeat)
@@ -82,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  hands with a legal knock: {knocks / len(hands):.1%}")
     print("ginproto.melds, pure Python, µs per hand:")
     print(f"  knock_options(hand, {LIMIT})      {ours:8.2f}")
-    print(f"  discard_deadwoods(hand)       {ours_all:8.2f}")
+    print(f"  {'  the hands holding a meld':<30}{ours_melded:8.2f}   ({len(melded)} hands)")
+    print(f"  discard_deadwoods(hand)       {ours_all:8.2f}   (all 11 discards, no early exit)")
     print(f"  deadwood(10 cards)            {ours_ten:8.2f}")
     print(f"naive solver (tests/naive_solver.py) on {len(subsample)} of the same hands:")
     print(f"  knock_options(hand, {LIMIT})      {naive:8.2f}   (ours on these: {ours_sub:.2f})")
