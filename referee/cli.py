@@ -312,3 +312,6 @@ cli.add_command(replay)
 from referee.cli_check import check  # noqa: E402
 
 cli.add_command(check)
+from referee.play import play  # noqa: E402
+
+cli.add_command(play)

@@ -1,0 +1,901 @@
+"""``ginref play``: a person against an engine at the terminal, through the same referee.
+
+The person is one more ``ginproto.table.Player``. ``HumanPlayer.decide`` shows the person's
+view of the table and reads typed commands until one of them is a legal move, which it returns
+to ``play_game`` like any engine's answer. So every rule is the rules core's, the engine plays
+exactly as in a match, and the game is recorded like any other and replays with ``ginref
+replay``. Whether a typed move is legal is always ``HandView.legal_moves()``'s answer; this
+module only puts into words why a move is not among them.
+
+Leaving early forfeits the game: ``quit`` (once confirmed), the end of input (Ctrl-D) and Ctrl-C
+all raise ``PlayerFault(FaultKind.CRASH, ...)``, the kind the table gives a player that exits
+early, with the reason in its detail; the record keeps it. A first Ctrl-C while the engine is
+thinking takes effect at the person's next decision (the engine's answer is awaited, so the
+game stays whole); a second one abandons the game at once, unrecorded.
+
+Cards are drawn by ``referee.replay.Style``: suit symbols and colour on a terminal, their
+two-letter text form with ``NO_COLOR`` or when the output is not a terminal. Commands always
+name cards in the text form, since that is what is typed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import enum
+import logging
+import os
+import shlex
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import IO
+
+import click
+
+from ginproto.cards import SUIT_SYMBOLS, SUITS, Card, CardError
+from ginproto.game import Entry, Game, GameEnd, GameView
+from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn
+from ginproto.melds import Meld, best_melds, discard_deadwoods, knock_options
+from ginproto.moves import Move, MoveKind
+from ginproto.record import EngineInfo, append_game, record_from_log
+from ginproto.rules import Rules, Variant
+from ginproto.table import (
+    Decision,
+    Fault,
+    FaultKind,
+    HandLog,
+    Player,
+    PlayerFault,
+    Step,
+    play_game,
+)
+from referee.replay import Style
+
+log = logging.getLogger(__name__)
+
+TWO_PLAYER_VARIANTS = [v.value for v in Variant if v is not Variant.THREEHANDED]
+
+# ---------------------------------------------------------------------------------------------
+# Reading what the person types.
+
+
+class Command(enum.Enum):
+    """A typed command that is not a move."""
+
+    HELP = "help"
+    QUIT = "quit"
+    SHOW = "show"
+    NOTHING = "nothing"  # an empty line
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Typed text that is no legal move now, and why, in words for the person."""
+
+    reason: str
+
+
+Action = Move | Command | Refusal
+
+_HELP = {"help", "?", "h", "commands"}
+_QUIT = {"quit", "q", "exit", "resign"}
+_SHOW = {"show", "table", "hand", "look", "l"}
+_TAKE = {"take", "t", "y", "yes"}
+_PASS = {"pass", "n", "no"}
+_STOCK = {"s", "stock", "draw", "draw stock"}
+_PILE = {"p", "pile", "d", "discard pile", "dp", "draw pile", "take pile"}
+_DISCARD = {"discard", "d"}
+_KNOCK = {"knock", "k"}
+_GIN = {"gin", "knock gin"}
+_BIG_GIN = {"biggin", "big gin"}
+_SYMBOL_SUIT = dict(zip(SUIT_SYMBOLS, SUITS, strict=True))
+
+
+def parse_card(token: str) -> Card:
+    """A card as a person types it: ``7h``, ``7H``, ``th``, ``10h`` or ``7♥``.
+
+    Raises ``CardError`` saying how a card is typed.
+    """
+    text = "".join(_SYMBOL_SUIT.get(ch, ch) for ch in token.strip())
+    if len(text) == 3 and text.startswith("10"):
+        text = "T" + text[2:]
+    if len(text) == 2:
+        with contextlib.suppress(CardError):
+            return Card.from_str(text[0].upper() + text[1].lower())
+    raise CardError(
+        f"{token!r} is not a card: type a rank (A 2 3 4 5 6 7 8 9 T J Q K) and a suit"
+        " (c d h s), e.g. 7h, Td, Qs, Ac"
+    )
+
+
+def interpret(text: str, hand: HandView, style: Style) -> Action:
+    """What the typed ``text`` asks for, for the seat whose view ``hand`` is, to move now.
+
+    A ``Move`` returned is always one of ``hand.legal_moves()``; anything else the person
+    typed becomes a ``Refusal`` that says why, or a ``Command``.
+    """
+    words = text.strip().lower().replace(",", " ").split()
+    joined = " ".join(words)
+    if not words:
+        return Command.NOTHING
+    if joined in _HELP:
+        return Command.HELP
+    if joined in _QUIT:
+        return Command.QUIT
+    if joined in _SHOW:
+        return Command.SHOW
+    if hand.phase is Phase.OFFER:
+        action = _offer(joined, words, hand, style)
+    elif hand.phase is Phase.DRAW:
+        action = _draw(joined, words, hand, style)
+    elif hand.phase is Phase.DISCARD:
+        action = _discard(joined, words, hand, style)
+    else:
+        action = Refusal("The hand is over.")
+    if isinstance(action, Move) and action not in hand.legal_moves():
+        return Refusal(explain(action, hand, style))
+    return action
+
+
+def _looks_like_card(word: str) -> bool:
+    try:
+        parse_card(word)
+    except CardError:
+        return False
+    return True
+
+
+def _offer(joined: str, words: list[str], hand: HandView, style: Style) -> Action:
+    up = style.card(hand.pile[-1])
+    if joined in _TAKE:
+        return Move.take()
+    if joined in _PASS:
+        return Move.pass_()
+    if joined == "p":
+        return Refusal(f"'p' could mean pass or pile: type take to take {up}, or pass.")
+    if joined in _STOCK or joined in _PILE:
+        return Refusal(f"First the upcard {up} is offered to you: type take or pass.")
+    if words[0] in _DISCARD | _KNOCK | _GIN or _looks_like_card(words[0]):
+        return Refusal(f"You discard after you draw. First take the upcard {up}, or pass.")
+    return _unknown(joined, "Type take or pass.")
+
+
+def _draw(joined: str, words: list[str], hand: HandView, style: Style) -> Action:
+    if joined in _STOCK:
+        return Move.stock()
+    if joined in _PILE or joined in _TAKE:
+        return Move.pile()
+    if joined in _PASS:
+        return Refusal("You cannot pass now: draw from the stock (s) or the discard pile (p).")
+    if words[0] in _DISCARD | _KNOCK | _GIN or _looks_like_card(words[0]):
+        return Refusal("First draw a card: s (stock) or p (discard pile); then discard.")
+    return _unknown(joined, "Type s for the stock or p for the discard pile.")
+
+
+def _discard(joined: str, words: list[str], hand: HandView, style: Style) -> Action:
+    if joined in _STOCK or joined in _PILE or joined in _TAKE or joined in _PASS:
+        return Refusal("You have drawn already: now discard a card (e.g. 7h) or knock.")
+    if joined in _GIN:
+        return _gin(hand, style)
+    if joined in _BIG_GIN:
+        return Move.big_gin()
+    head, rest = words[0], words[1:]
+    if head in _KNOCK and not rest:
+        return Refusal(
+            "Knock with which card? " + (knock_hint(hand) or "You cannot knock now.")
+        )
+    if head in _DISCARD | _KNOCK:
+        if len(rest) != 1:
+            return Refusal(f"Type {head} and one card, e.g. {head} 7h.")
+        head_card = rest[0]
+    elif len(words) == 1:
+        head_card = head
+    else:
+        return _unknown(joined, "Type a card to discard (e.g. 7h), or knock CARD.")
+    try:
+        card = parse_card(head_card)
+    except CardError as exc:
+        if len(words) == 1 and not any(ch.isdigit() for ch in head):
+            return _unknown(joined, "Type a card to discard (e.g. 7h), or knock CARD.")
+        return Refusal(str(exc))
+    return Move.knock(card) if head in _KNOCK else Move.discard(card)
+
+
+def _gin(hand: HandView, style: Style) -> Action:
+    knocks = knock_choices(hand)
+    gins = [c for c, dw in knocks.items() if dw == 0]
+    if not gins:
+        return Refusal(f"No discard leaves you gin (no deadwood). {knock_hint(hand)}".strip())
+    return Move.knock(max(gins, key=lambda c: (c.value, c.index)))
+
+
+def _unknown(joined: str, hint: str) -> Refusal:
+    return Refusal(f"I don't understand {joined!r}. {hint} (help lists the commands.)")
+
+
+def explain(move: Move, hand: HandView, style: Style) -> str:
+    """Why ``move``, which is not among ``hand.legal_moves()``, is not allowed now."""
+    kind, card = move.kind, move.card
+    if kind is MoveKind.PILE and hand.stock_only:
+        return "Both players passed the upcard, so the first draw is from the stock: type s."
+    if card is not None and card not in hand.cards:
+        return f"You don't hold {style.card(card)}."
+    if card is not None and card == hand.taken:
+        return (
+            f"You just took {style.card(card)} from the discard pile, so you may not discard"
+            " it this turn."
+        )
+    if kind is MoveKind.KNOCK and card is not None:
+        left = discard_deadwoods(hand.cards)[card]
+        text = (
+            f"You cannot knock with {style.card(card)}: that leaves deadwood {left}, above"
+            f" the knock limit {hand.knock_limit}."
+        )
+        return text + " " + (knock_hint(hand) or "No discard lets you knock yet.")
+    if kind is MoveKind.BIG_GIN:
+        if not hand.rules.big_gin:
+            return "Big gin is not played under these rules."
+        return "Big gin needs all 11 of your cards in melds."
+    return f"'{move}' is not allowed now."
+
+
+def knock_choices(hand: HandView) -> dict[Card, int]:
+    """The legal knocks now: each discard that allows one, with the deadwood it leaves."""
+    legal = {m.card for m in hand.legal_moves() if m.kind is MoveKind.KNOCK}
+    if not legal:
+        return {}
+    options = knock_options(hand.cards, hand.knock_limit)
+    return {c: dw for c, dw in options.items() if c in legal}
+
+
+def knock_hint(hand: HandView) -> str:
+    """``You can knock: knock 9c (deadwood 6), ...``; empty when no knock is legal."""
+    choices = knock_choices(hand)
+    if not choices:
+        return ""
+    ranked = sorted(choices, key=lambda c: (choices[c], -c.value, c.index))
+    gin = [c for c in ranked if choices[c] == 0]
+    if gin:
+        return f"You can go gin: type gin (knock {gin[0]})."
+    shown = ", ".join(f"knock {c} (deadwood {choices[c]})" for c in ranked[:3])
+    more = f", and {len(ranked) - 3} more" if len(ranked) > 3 else ""
+    return f"You can knock: {shown}{more}."
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing the table.
+
+
+def group_text(cards: Sequence[Card], style: Style) -> str:
+    """A hand sorted and grouped into its best melds, then the deadwood and its value."""
+    arrangement = best_melds(cards)
+    parts = [bracket(m.cards, style) for m in arrangement.melds]
+    if arrangement.deadwood_cards:
+        parts.append(style.cards(sorted(arrangement.deadwood_cards)))
+    return "  ".join(parts) + f"   deadwood {arrangement.deadwood}"
+
+
+def bracket(cards: Sequence[Card], style: Style) -> str:
+    return "[" + style.cards(cards) + "]"
+
+
+def deadwood_text(cards: Sequence[Card], value: int, style: Style) -> str:
+    """``deadwood 9♣ K♦ = 19``, or ``no deadwood``."""
+    if not cards:
+        return "no deadwood"
+    return f"deadwood {style.cards(cards)} = {value}"
+
+
+def meld_list(melds: Sequence[Meld], style: Style) -> str:
+    return " ".join(bracket(m.cards, style) for m in melds) or "no melds"
+
+
+def play_style(stream: IO[str], colour: bool | None) -> Style:
+    """Suit symbols and colour on a terminal; the plain text form with ``NO_COLOR`` or when
+    ``stream`` is not a terminal. ``--color``/``--no-color`` (``colour``) decide over both."""
+    if colour is None:
+        colour = stream.isatty() and not os.environ.get("NO_COLOR")
+    return Style(symbols=colour, colour=colour)
+
+
+Reader = Callable[[str], str]
+"""Shows a prompt and returns the line typed (without its newline); ``EOFError`` at the end."""
+
+
+class HumanPlayer:
+    """A person at the terminal, as a ``ginproto.table.Player``.
+
+    Pass ``on_step`` to ``play_game`` as its ``on_step`` so that the person sees what the
+    opponent did, including the move that ended a hand. Call ``interrupt`` from a SIGINT
+    handler (``catch_interrupts`` does).
+    """
+
+    def __init__(
+        self,
+        player: int,
+        rules: Rules,
+        opponent: str,
+        style: Style,
+        out: IO[str] | None = None,
+        read: Reader = input,
+        pause: bool = True,
+    ) -> None:
+        self.player = player
+        self.rules = rules
+        self.opponent = opponent
+        self.style = style
+        self.out = out if out is not None else sys.stdout
+        self.read = read
+        self.pause = pause
+        self._pending: list[tuple[int, Turn]] = []  # moves not yet shown to the person
+        self._hand = 0  # the hand whose header was shown
+        self._awaiting_next = False  # a showdown was shown: wait for Enter before going on
+        self._reading = False
+        self._interrupted = False
+
+    # -- output ---------------------------------------------------------------------------
+    def echo(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def name(self, player: int) -> str:
+        return "You" if player == self.player else self.opponent
+
+    # -- input ----------------------------------------------------------------------------
+    def interrupt(self) -> None:
+        """Ctrl-C: forfeit at once while reading, else at the next decision; a second Ctrl-C
+        before that raises ``KeyboardInterrupt`` (the game is abandoned)."""
+        if self._reading or self._interrupted:
+            raise KeyboardInterrupt
+        self._interrupted = True
+
+    def ask(self, prompt: str) -> str:
+        """One typed line; ``PlayerFault`` (a forfeit) on Ctrl-C or the end of input."""
+        if self._interrupted:
+            raise PlayerFault(FaultKind.CRASH, "the player interrupted the game (Ctrl-C)")
+        self.out.flush()
+        self._reading = True
+        try:
+            return self.read(prompt)
+        except EOFError:
+            self.echo()
+            raise PlayerFault(FaultKind.CRASH, "the player's input ended (end of file)") from None
+        except KeyboardInterrupt:
+            self.echo()
+            raise PlayerFault(
+                FaultKind.CRASH, "the player interrupted the game (Ctrl-C)"
+            ) from None
+        finally:
+            self._reading = False
+
+    def confirm_quit(self) -> None:
+        """Ask before resigning; ``PlayerFault`` if the person confirms (or input ends)."""
+        self.echo("Resign this game? It counts as a loss, and the game is still recorded.")
+        try:
+            answer = self.ask("resign? (y/n)> ")
+        except PlayerFault as fault:
+            raise PlayerFault(fault.kind, "the player resigned") from None
+        if answer.strip().lower() in ("y", "yes"):
+            raise PlayerFault(FaultKind.CRASH, "the player resigned")
+        self.echo("Not resigned: play on.")
+
+    # -- the table's questions ------------------------------------------------------------
+    def on_step(self, hand_log: HandLog, step: Step) -> None:
+        """Every move as it is played. The opponent's stock draws arrive without their card,
+        as in a seat's view of the hand, so this player never holds an unseen card."""
+        turn = step.turn
+        if step.player != self.player and turn.move.kind is MoveKind.STOCK:
+            turn = Turn(turn.seat, turn.move, None)
+        self._pending.append((step.player, turn))
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        if decision is Decision.ADVICE:
+            raise PlayerFault(FaultKind.CRASH, "a person cannot play the three-player game here")
+        hand = view.hand
+        if self._awaiting_next:
+            self._awaiting_next = False
+            self.wait_for_next(view.hand_number)
+        full = hand.phase is not Phase.DISCARD
+        if full:
+            self.echo()
+        if view.hand_number != self._hand:
+            self._hand = view.hand_number
+            self.echo(self.style.em(self.hand_title(view)))
+        self.show_moves()
+        self.show_table(view, full=full)
+        self.echo(self.instructions(hand))
+        while True:
+            text = self.ask(self.prompt(hand))
+            action = interpret(text, hand, self.style)
+            if isinstance(action, Move):
+                log.debug("player %s plays %s", view.player, action)
+                return action
+            if isinstance(action, Refusal):
+                self.echo(self.style.bad(action.reason))
+            elif action is Command.HELP:
+                self.echo(help_text(hand))
+            elif action is Command.QUIT:
+                self.confirm_quit()
+            elif action is Command.SHOW:
+                self.show_table(view, full=True)
+                self.echo(self.instructions(hand))
+
+    def wait_for_next(self, number: int) -> None:
+        if not self.pause:
+            return
+        while True:
+            text = self.ask(f"Press Enter for hand {number}> ").strip().lower()
+            if text in _QUIT:
+                self.confirm_quit()
+            elif text in _HELP:
+                self.echo("Press Enter to see the next hand, or type quit to resign.")
+            else:
+                return
+
+    def hand_over(self, player: int, entry: Entry) -> None:
+        self.show_moves()
+        for line in showdown(entry, player, self.opponent, self.style, self.rules):
+            self.echo(line)
+        self._awaiting_next = True
+
+    def game_over(self, player: int, game: Game, fault: Fault | None) -> None:
+        self._awaiting_next = False
+        self.show_moves()
+        self.echo()
+        for line in game_result(game, fault, player, self.opponent, self.style):
+            self.echo(line)
+
+    # -- pieces of the display ------------------------------------------------------------
+    def hand_title(self, view: GameView) -> str:
+        hand = view.hand
+        dealer = view.seats[hand.dealer]
+        deals = "you deal" if dealer == view.player else f"{self.opponent} deals"
+        text = f"── Hand {view.hand_number} · {deals} · knock limit {hand.knock_limit}"
+        upcard = hand.upcard
+        rules = hand.rules
+        if rules.variant is Variant.OKLAHOMA and upcard is not None:
+            text += f" (the upcard {self.style.card(upcard)})"
+        if upcard is not None and rules.multiplier_for(upcard) != 1:
+            text += f" · x{rules.multiplier_for(upcard)}: a spade upcard"
+        return text + " ──"
+
+    def show_moves(self) -> None:
+        for line in describe_turns(self._pending, self.player, self.opponent, self.style):
+            self.echo(line)
+        self._pending.clear()
+
+    def show_table(self, view: GameView, full: bool) -> None:
+        s = self.style
+        hand = view.hand
+        if full:
+            self.echo("  Score      " + scores_text(view.totals, view.closed, self.names(view)))
+            self.echo(f"  Stock      {hand.stock} cards")
+            self.echo("  Discards   " + pile_text(hand.pile, s))
+        self.echo("  Your hand  " + group_text(hand.cards, s))
+
+    def names(self, view: GameView) -> list[str]:
+        return [self.name(p) for p in range(len(view.totals[0]))]
+
+    def instructions(self, hand: HandView) -> str:
+        s = self.style
+        if hand.phase is Phase.OFFER:
+            return f"The upcard {s.card(hand.pile[-1])} is offered to you: take or pass?"
+        if hand.phase is Phase.DRAW:
+            if hand.stock_only:
+                return "Both passed the upcard: draw from the stock (s)."
+            top = s.card(hand.pile[-1])
+            return f"Draw: s from the stock, or p to take {top} from the discard pile."
+        hint = knock_hint(hand)
+        example = max(hand.cards, key=lambda c: c.index)
+        text = f"Discard a card (type e.g. {example}), or knock CARD."
+        return f"{hint}\n{text}" if hint else text
+
+    @staticmethod
+    def prompt(hand: HandView) -> str:
+        return {Phase.OFFER: "take/pass> ", Phase.DRAW: "draw> "}.get(hand.phase, "discard> ")
+
+
+def pile_text(pile: Sequence[Card], style: Style, shown: int = 6) -> str:
+    """The discard pile, top first: ``9♣ K♦ 4♥ (top first, 7 cards)``."""
+    if not pile:
+        return "empty"
+    top = list(reversed(pile))[:shown]
+    more = "..." if len(pile) > shown else ""
+    count = "1 card" if len(pile) == 1 else f"{len(pile)} cards"
+    return f"{style.cards(top)}{more}  (top first, {count})"
+
+
+def scores_text(
+    totals: Sequence[Sequence[int]], closed: Sequence[bool], names: Sequence[str]
+) -> str:
+    """``You 34 · Simple 12``; Hollywood: each of the three games, marked when closed."""
+
+    def column(col: Sequence[int]) -> str:
+        return " · ".join(f"{names[p]} {v}" for p, v in enumerate(col))
+
+    if len(totals) == 1:
+        return column(totals[0])
+    parts = []
+    for g, col in enumerate(totals):
+        done = " (over)" if g < len(closed) and closed[g] else ""
+        parts.append(f"game {g + 1}{done}: {column(col)}")
+    return " | ".join(parts)
+
+
+def describe_turns(
+    turns: Sequence[tuple[int, Turn]], me: int, opponent: str, style: Style
+) -> list[str]:
+    """Sentences for moves just played: the opponent's, and the person's own draws."""
+    s = style
+    lines: list[str] = []
+    draw: str | None = None
+    for player, turn in turns:
+        mine = player == me
+        who = "You" if mine else opponent
+        move, kind = turn.move, turn.move.kind
+        if kind is MoveKind.PASS:
+            if not mine:
+                lines.append(f"{who} passed the upcard.")
+            continue
+        if move.is_draw:
+            card = s.card(turn.card) if turn.card is not None else ""
+            if kind is MoveKind.TAKE:
+                draw = f"{who} took the upcard {card}"
+            elif kind is MoveKind.PILE:
+                draw = f"{who} took {card} from the discard pile"
+            else:
+                draw = f"{who} drew {card} from the stock" if mine else f"{who} drew from the stock"
+            if mine:
+                lines.append(draw + ".")
+                draw = None
+            continue
+        if mine:
+            draw = None
+            continue
+        if kind is MoveKind.DISCARD and move.card is not None:
+            what = f"discarded {s.card(move.card)}"
+        elif kind is MoveKind.KNOCK and move.card is not None:
+            what = s.em(f"knocked, discarding {s.card(move.card)}")
+        else:
+            what = s.em("went big gin")
+        lines.append(f"{draw} and {what}." if draw else f"{who} {what}.")
+        draw = None
+    if draw is not None:
+        lines.append(draw + ".")
+    return lines
+
+
+def points_text(result: HandResult, rules: Rules) -> str:
+    """How the hand's points came about, e.g. ``19 - 4 = 15 points``."""
+    k, d = result.knocker_deadwood_value, result.defender_deadwood_value
+    if result.outcome is Outcome.KNOCK:
+        sum_text, base = f"{d} - {k}", d - k
+    elif result.outcome is Outcome.UNDERCUT:
+        bonus = rules.undercut_bonus
+        sum_text, base = f"{k} - {d} + {bonus} undercut bonus", k - d + bonus
+    elif result.outcome is Outcome.GIN:
+        sum_text, base = f"{d} + {rules.gin_bonus} gin bonus", d + rules.gin_bonus
+    elif result.outcome is Outcome.BIG_GIN:
+        sum_text, base = f"{d} + {rules.big_gin_bonus} big gin bonus", d + rules.big_gin_bonus
+    else:
+        return "no score"
+    if result.multiplier != 1:
+        sum_text = f"({sum_text}) x {result.multiplier}"
+        base *= result.multiplier
+    points = f"{result.points} point{'' if result.points == 1 else 's'}"
+    if base != result.points:  # a rule this display does not know: just the points
+        return points
+    return f"{sum_text} = {points}"
+
+
+def showdown(entry: Entry, me: int, opponent: str, style: Style, rules: Rules) -> list[str]:
+    """The end of a hand: both hands laid out, the layoffs, the outcome and the points."""
+    s = style
+    result = entry.result
+
+    def who(player: int | None) -> str:
+        return "nobody" if player is None else ("You" if player == me else opponent)
+
+    lines = ["", s.em(f"── Hand {entry.number}: showdown ──")]
+    if result.outcome is Outcome.DRAW:
+        for seat, player in enumerate(entry.seats):
+            lines.append(f"  {who(player):<8} {group_text(result.hands[seat], s)}")
+        why = (
+            "the turn cap was reached"
+            if result.capped
+            else "only two cards are left in the stock"
+        )
+        dealer = who(entry.dealer)
+        again = "you deal" if entry.dealer == me else f"{dealer} deals"
+        lines.append(s.em(f"  Drawn hand: {why}. No score; {again} again."))
+    else:
+        assert result.knocker is not None and result.defender is not None
+        knocker = entry.seats[result.knocker]
+        defender = entry.seats[1 - result.knocker]
+        d = result.defender
+        went = {Outcome.GIN: "gin", Outcome.BIG_GIN: "big gin"}.get(result.outcome, "knock")
+        lines.append(
+            f"  {who(knocker):<8} {went:<8} {meld_list(result.knocker_melds, s)}"
+            f"   {deadwood_text(result.knocker_deadwood, result.knocker_deadwood_value, s)}"
+        )
+        lay = ""
+        if d.layoffs:
+            onto: dict[int, list[Card]] = {}
+            for x in d.layoffs:
+                onto.setdefault(x.meld, []).append(x.card)
+            laid = ", ".join(
+                f"{s.cards(cards)} on {bracket(result.knocker_melds[m].cards, s)}"
+                for m, cards in onto.items()
+            )
+            lay = f"   lays off {laid}"
+        lines.append(
+            f"  {who(defender):<8} {'defends':<8} {meld_list(d.melds, s)}{lay}"
+            f"   {deadwood_text(d.deadwood_cards, d.deadwood, s)}"
+        )
+        winner = who(entry.winner)
+        verb = "win" if entry.winner == me else "wins"
+        how = {
+            Outcome.KNOCK: "by knocking",
+            Outcome.GIN: "with gin",
+            Outcome.BIG_GIN: "with big gin",
+            Outcome.UNDERCUT: f"by undercutting {'you' if knocker == me else opponent}",
+        }[result.outcome]
+        text = f"  {winner} {verb} the hand {how}: {points_text(result, rules)}"
+        if len(entry.totals) > 1 and entry.games:
+            games = _and([str(g + 1) for g in entry.games])
+            text += f", in game{'s' if len(entry.games) > 1 else ''} {games}"
+        lines.append(s.em(text + "."))
+    names = [who(p) for p in range(len(entry.totals[0]))]
+    lines.append("  Score      " + scores_text(entry.totals, (), names))
+    return lines
+
+
+def game_result(
+    game: Game, fault: Fault | None, me: int, opponent: str, style: Style
+) -> list[str]:
+    """The end of the game: who won and why, and the final scores."""
+    s = style
+
+    def who(player: int | None) -> str:
+        return "nobody" if player is None else ("You" if player == me else opponent)
+
+    lines = [s.em("══ Game over ══")]
+    if fault is not None:
+        if fault.player == me:
+            lines.append(f"  You forfeit the game: {fault.detail}.")
+        else:
+            lines.append(s.bad(f"  {opponent} forfeits the game ({fault.kind}): {fault.detail}."))
+    elif game.end is GameEnd.HAND_CAP:
+        lines.append(f"  The game reached the hand cap ({game.rules.hand_cap} hands).")
+    names = [who(p) for p in range(game.players)]
+
+    def scores(game_number: int) -> str:
+        return " · ".join(f"{names[p]} {v}" for p, v in enumerate(game.final_scores(game_number)))
+
+    what = "game"
+    if game.rules.games == 1:
+        lines.append(f"  Final score: {scores(0)}")
+    else:
+        for g, winner in enumerate(game.game_winners):
+            won = f"won by {who(winner)}" if winner is not None else "not finished"
+            lines.append(f"  Game {g + 1}: {scores(g)} ({won})")
+        wins = [sum(1 for w in game.game_winners if w == p) for p in range(game.players)]
+        most, least = max(wins), min(wins)
+        what = f"series, {most} game{'' if most == 1 else 's'} to {least}"
+        if fault is not None:
+            what = "series"
+    if game.winner is None:
+        lines.append(s.em(f"  The {what} is drawn."))
+    elif game.winner == me:
+        lines.append(s.em(f"  You win the {what}!"))
+    else:
+        lines.append(s.em(f"  {opponent} wins the {what}."))
+    return lines
+
+
+def _and(words: Sequence[str]) -> str:
+    """``1``, ``1 and 2``, ``1, 2 and 3``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def help_text(hand: HandView) -> str:
+    now = {
+        Phase.OFFER: "Now: take or pass the upcard.",
+        Phase.DRAW: "Now: draw, s or p.",
+        Phase.DISCARD: "Now: discard a card, or knock.",
+    }.get(hand.phase, "")
+    return "\n".join(
+        [
+            "Commands (then Enter):",
+            "  take, pass        take or pass the first upcard, when it is offered to you",
+            "  s, stock          draw the top card of the stock",
+            "  p, pile, d        take the top card of the discard pile",
+            "  7h, discard 7h    discard a card: rank A 2-9 T J Q K (10 works too),"
+            " suit c d h s",
+            f"  knock 7h          discard 7h and knock: at most {hand.knock_limit} deadwood"
+            " must be left",
+            "  gin               knock with the discard that leaves no deadwood",
+            "  show              show the table again",
+            "  help, ?           this help",
+            "  quit              resign the game (asks first); the game is still recorded",
+            now,
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The command.
+
+
+@contextlib.contextmanager
+def catch_interrupts(human: HumanPlayer) -> Iterator[None]:
+    """Route Ctrl-C (and a closed terminal's SIGHUP) to ``human.interrupt`` while playing."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        human.interrupt()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@click.command("play")
+@click.argument("engine")
+@click.option(
+    "--variant",
+    type=click.Choice(TWO_PLAYER_VARIANTS),
+    default="standard",
+    show_default=True,
+    help="The two-player game to play.",
+)
+@click.option(
+    "--rule",
+    "rule",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A rule option, e.g. gin_bonus=20 or target=50 (repeatable).",
+)
+@click.option("--seed", help="Seed of the deals; the same seed gives the same deals.")
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Append the game's record to FILE (also when it is forfeited).",
+)
+@click.option(
+    "--first/--second",
+    default=True,
+    help="Play as player 0 (--first, the default) or player 1 (--second).",
+)
+@click.option(
+    "--tc", default="120+1", show_default=True, help="The engine's game clock BASE+INC, or 'inf'."
+)
+@click.option(
+    "--move-timeout",
+    type=click.FloatRange(min=0.001),
+    default=10.0,
+    show_default=True,
+    help="The engine's seconds per decision.",
+)
+@click.option(
+    "--startup-timeout",
+    type=click.FloatRange(min=0.001),
+    default=10.0,
+    show_default=True,
+    help="Seconds for the engine's handshake.",
+)
+@click.option(
+    "-o",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="An engine option, e.g. -o Seed=7 (repeatable).",
+)
+@click.option(
+    "--name", default="human", show_default=True, help="Your name in the game record."
+)
+@click.option(
+    "--color/--no-color",
+    "colour",
+    default=None,
+    help="Suit symbols and colour (default: on a terminal, unless NO_COLOR is set).",
+)
+def play(
+    engine: str,
+    variant: str,
+    rule: tuple[str, ...],
+    seed: str | None,
+    record: str | None,
+    first: bool,
+    tc: str,
+    move_timeout: float,
+    startup_timeout: float,
+    options: tuple[str, ...],
+    name: str,
+    colour: bool | None,
+) -> None:
+    """Play a game yourself against ENGINE, in the terminal.
+
+    You are one more seat at the table: the same referee and rules as a match, and the game
+    is recorded like any other (--record) and replays with ginref replay. Type help during
+    the game for the commands.
+
+    \b
+        ginref play simple
+        ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
+    """
+    from referee.cli import parse_engines, parse_rules, parse_seed
+    from referee.clock import TimeControl, TimeControlError
+    from referee.engine import EnginePlayer
+
+    try:
+        rules = parse_rules(variant, rule, 2)
+    except click.BadParameter:
+        raise
+    except click.UsageError:
+        raise click.UsageError(
+            "ginref play is for the two-player games: " + ", ".join(TWO_PLAYER_VARIANTS)
+        ) from None
+    (spec,) = parse_engines((engine,), options, ())
+    try:
+        control = TimeControl.parse(tc, move=move_timeout)
+    except TimeControlError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tc") from None
+    if not name.strip():
+        raise click.BadParameter("your name must not be empty", param_hint="--name")
+    game_seed = parse_seed(seed)
+    me = 0 if first else 1
+    out = sys.stdout
+    style = play_style(out, colour)
+    seat = EnginePlayer(spec, control, startup_timeout)
+    try:
+        try:
+            seat.start()
+        except PlayerFault as fault:
+            raise click.ClickException(
+                f"cannot start the engine {spec.label!r}: {fault.detail}"
+            ) from None
+        seat.new_game(1, 1 - me, rules)
+        human = HumanPlayer(me, rules, seat.name, style, out)
+        click.echo(
+            f"You are player {me}, against {seat.name} (player {1 - me}). "
+            f"{str(rules.variant).capitalize()} gin to {rules.target}, seed {game_seed}."
+        )
+        click.echo("Type help for the commands. Cards are typed as 7h, Td, Qs, Ac.")
+        players: list[Player] = [human, seat] if me == 0 else [seat, human]
+        try:
+            with catch_interrupts(human):
+                game_log = play_game(rules, players, game_seed, 0, on_step=human.on_step)
+        except KeyboardInterrupt:
+            click.echo("\nInterrupted: the game was abandoned and is not recorded.", err=True)
+            sys.exit(130)
+        info = EngineInfo(
+            name=seat.name,
+            version=seat.id.version or "",
+            command=shlex.join(seat.spec.argv),
+            options=seat.spec.options,
+        )
+    finally:
+        seat.close()
+    if record is None:
+        click.echo(f"Not recorded (use --record FILE to keep a game). Seed {game_seed}.")
+        return
+    person = EngineInfo(name=name.strip())
+    engines = [person, info] if me == 0 else [info, person]
+    game_record = record_from_log(
+        game_log,
+        engines,
+        event="ginref play",
+        date=datetime.date.today().strftime("%Y.%m.%d"),
+    )
+    try:
+        append_game(record, game_record)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the record {record}: {exc}") from None
+    click.echo(f"Recorded in {record}; replay it with: ginref replay {shlex.quote(record)}")
