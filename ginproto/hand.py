@@ -202,6 +202,8 @@ class Hand:
         self.to_move = first
         self.turns = 0
         self._history: list[Turn] = []
+        # Each seat's view of the history, kept as moves are made (views are asked often).
+        self._seen: tuple[list[Turn], list[Turn]] = ([], [])
         self.result: HandResult | None = None
 
     # -- what may be read ---------------------------------------------------------------
@@ -235,12 +237,6 @@ class Hand:
     def view(self, seat: int) -> HandView:
         """What ``seat`` may know: its cards, the pile, the stock count, and the history with
         the opponent's stock draws hidden."""
-        history = tuple(
-            Turn(t.seat, t.move, None)
-            if t.move.kind is MoveKind.STOCK and t.seat != seat
-            else t
-            for t in self._history
-        )
         return HandView(
             rules=self.rules,
             seat=seat,
@@ -251,7 +247,7 @@ class Hand:
             cards=self.cards(seat),
             pile=self.pile,
             stock=len(self._stock),
-            history=history,
+            history=tuple(self._seen[seat]),
         )
 
     def legal_moves(self) -> list[Move]:
@@ -272,11 +268,9 @@ class Hand:
         Raises ``IllegalMoveError`` saying why the move is not allowed; the state is then
         unchanged. Returns the turn as recorded, with the card drawn if any.
         """
-        if self.phase is Phase.OVER:
-            raise IllegalMoveError("the hand is over")
         if seat is not None and seat != self.to_move:
             raise IllegalMoveError(f"out of turn: seat {self.to_move} is to move, not seat {seat}")
-        self._check(move)
+        self.check(move)
         mover = self.to_move
         hand = self._cards[mover]
         kind = move.kind
@@ -286,13 +280,12 @@ class Hand:
         elif kind is MoveKind.STOCK:
             drawn = self._stock.pop()
         turn = Turn(mover, move, drawn)
+        self._record(turn)
         if drawn is not None:
             hand.add(drawn)
             self.turns += 1
-            self._history.append(turn)
             self.phase = Phase.DISCARD
             return turn
-        self._history.append(turn)
         if kind is MoveKind.PASS:
             if len(self._history) == 1:
                 self.to_move = self.dealer
@@ -311,8 +304,21 @@ class Hand:
             self._showdown(move)
         return turn
 
-    def _check(self, move: Move) -> None:
-        """Raise ``IllegalMoveError`` with the reason if ``move`` is not legal now."""
+    def _record(self, turn: Turn) -> None:
+        self._history.append(turn)
+        if turn.move.kind is MoveKind.STOCK:
+            hidden = Turn(turn.seat, turn.move, None)
+            self._seen[turn.seat].append(turn)
+            self._seen[1 - turn.seat].append(hidden)
+        else:
+            self._seen[0].append(turn)
+            self._seen[1].append(turn)
+
+    def check(self, move: Move) -> None:
+        """Raise ``IllegalMoveError`` with the reason if ``move`` is not legal now for the
+        player to move; the state is never changed. ``apply`` calls it first."""
+        if self.phase is Phase.OVER:
+            raise IllegalMoveError("the hand is over")
         kind = move.kind
         phase = self.phase
         hand = self._cards[self.to_move]

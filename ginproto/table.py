@@ -216,14 +216,13 @@ def play_game(
 
 
 def _advice(game: Game, ask: Callable[[int, GameView, Decision], Move]) -> Move:
-    """Ask the sitter for advice on the captain's decision; illegal advice is a fault."""
+    """Ask the sitter for advice on the captain's decision. Advice the captain could not play
+    as given (declared melds included) is an illegal move of the sitter's."""
     assert game.roles is not None and game.hand is not None
     sitter = game.roles.sitter
-    view = game.view(sitter)
-    advice = ask(sitter, view, Decision.ADVICE)
-    plain = Move(advice.kind, advice.card)
-    if plain not in view.hand.legal_moves():
-        raise _Forfeit(
-            sitter, FaultKind.ILLEGAL, f"advice {advice}: not a legal move for the captain"
-        )
+    advice = ask(sitter, game.view(sitter), Decision.ADVICE)
+    try:
+        game.hand.check(advice)
+    except IllegalMoveError as exc:
+        raise _Forfeit(sitter, FaultKind.ILLEGAL, f"advice {advice}: {exc}") from None
     return advice

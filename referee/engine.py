@@ -153,6 +153,12 @@ class EnginePlayer:
                 message = self._read_until(deadline, "ginok")
                 if isinstance(message, proto.GinOk):
                     self.id.protocol = message.protocol
+                    if message.protocol != proto.PROTOCOL_VERSION:
+                        raise PlayerFault(
+                            FaultKind.STARTUP,
+                            f"speaks protocol {message.protocol}; this referee speaks"
+                            f" {proto.PROTOCOL_VERSION}",
+                        )
                     break
                 if isinstance(message, proto.Id):
                     if message.key == proto.NAME:
@@ -182,6 +188,12 @@ class EnginePlayer:
         """Prepare for a game; the engine is started (or pinged) when first asked to move."""
         self.clock = Clock(self.control)
         self._pending_game = proto.NewGame(number, player, rules)
+
+    def finish_match(self) -> None:
+        """Tell a live engine the match is over (``matchover``), then close it."""
+        w, lost, d = self.record
+        self._inform(proto.MatchOver(w + lost + d, w, lost, d))
+        self.close()
 
     def close(self) -> None:
         """``quit``, a grace period, then the whole process group is killed."""
@@ -213,6 +225,7 @@ class EnginePlayer:
             inc=None if clock.control.base is None else int(clock.control.increment * 1000),
             movetime=int(clock.control.move * 1000),
         )
+        self._discard_stale()
         self._send(proto.Position(view), go)
         started = time.monotonic()
         deadline = started + budget
@@ -263,6 +276,17 @@ class EnginePlayer:
         self._inform(proto.MatchScore(w + lost + d, w, lost, d))
 
     # -- lines -----------------------------------------------------------------------------
+    def _discard_stale(self) -> None:
+        """Throw away what the engine wrote since its last answer (spec/PROTOCOL.md: a line
+        that arrives before a ``go`` is never taken as the answer to it)."""
+        assert self.process is not None
+        while True:
+            try:
+                line = self.process.read_line(0)
+            except EngineError:
+                return  # nothing waiting; a dead engine is found out at the next read
+            log.info("%s: discarded a line written out of turn: %s", self.name, line[:200])
+
     def _inform(self, message: object) -> None:
         """Send an information line; an engine that died is found out at its next decision."""
         if self.process is None or not self.process.alive:

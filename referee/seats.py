@@ -111,7 +111,7 @@ class EngineSeats:
     def close(self) -> None:
         for engine in self.engines:
             with contextlib.suppress(Exception):  # closing must go on for the others
-                engine.close()
+                engine.finish_match()
 
 
 def _safe(name: str) -> str:
