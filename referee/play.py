@@ -305,6 +305,15 @@ Reader = Callable[[str], str]
 """Shows a prompt and returns the line typed (without its newline); ``EOFError`` at the end."""
 
 
+def read_line(prompt: str) -> str:
+    """``input``, echoing the line when it comes from a pipe rather than a person typing, so
+    that a scripted game reads like one played at the terminal."""
+    line = input(prompt)
+    if not sys.stdin.isatty():
+        sys.stdout.write(line + "\n")
+    return line
+
+
 class HumanPlayer:
     """A person at the terminal, as a ``ginproto.table.Player``.
 
@@ -320,7 +329,7 @@ class HumanPlayer:
         opponent: str,
         style: Style,
         out: IO[str] | None = None,
-        read: Reader = input,
+        read: Reader = read_line,
         pause: bool = True,
     ) -> None:
         self.player = player
@@ -471,7 +480,8 @@ class HumanPlayer:
         s = self.style
         hand = view.hand
         if full:
-            self.echo("  Score      " + scores_text(view.totals, view.closed, self.names(view)))
+            score = scores_text(view.totals, view.closed, self.names(view))
+            self.echo(f"  Score      {score}   (to {self.rules.target})")
             self.echo(f"  Stock      {hand.stock} cards")
             self.echo("  Discards   " + pile_text(hand.pile, s))
         self.echo("  Your hand  " + group_text(hand.cards, s))
@@ -489,7 +499,10 @@ class HumanPlayer:
             top = s.card(hand.pile[-1])
             return f"Draw: s from the stock, or p to take {top} from the discard pile."
         hint = knock_hint(hand)
-        example = max(hand.cards, key=lambda c: c.index)
+        arrangement = best_melds(hand.cards)
+        shown = [c for m in arrangement.melds for c in m.cards]
+        shown += sorted(arrangement.deadwood_cards)
+        example = [c for c in shown if c != hand.taken][-1]  # the rightmost card on show
         text = f"Discard a card (type e.g. {example}), or knock CARD."
         return f"{hint}\n{text}" if hint else text
 

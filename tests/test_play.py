@@ -33,7 +33,7 @@ from ginproto.record import EngineInfo, loads, record_from_log, write_game
 from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine
-from ginproto.table import GameLog, Player, play_game
+from ginproto.table import GameLog, Player, PlayerFault, play_game
 from referee.play import (
     Command,
     HumanPlayer,
@@ -594,6 +594,15 @@ def test_plain_text_when_not_a_terminal_and_colour_when_asked() -> None:
     assert "Not recorded (use --record FILE" in plain.output
     coloured = cli_run("random", "--seed", "4", "--color", stdin="quit\ny\n")
     assert "\x1b[" in coloured.output and set("♣♦♥♠") & set(coloured.output)
+
+
+def test_ctrl_c_while_the_engine_thinks_forfeits_at_the_next_decision() -> None:
+    human = HumanPlayer(0, Rules(), "Simple", PLAIN, io.StringIO(), read=lambda prompt: "s")
+    human.interrupt()  # not reading: noted for the next decision
+    with pytest.raises(PlayerFault, match="interrupted"):
+        human.ask("draw> ")
+    with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C abandons the game at once
+        human.interrupt()
 
 
 if __name__ == "__main__":
