@@ -42,6 +42,7 @@ from ginproto.record import (
     read_games,
 )
 from ginproto.replay import FileReport, replay_game, verify_game
+from ginproto.rules import Rules
 
 MAX_SHOWN_ERRORS = 20
 
@@ -56,6 +57,11 @@ class Style:
 
     symbols: bool
     colour: bool
+
+    @property
+    def sep(self) -> str:
+        """A separator between facts on one line (plain ASCII when piped)."""
+        return " · " if self.symbols else ", "
 
     def card(self, card: Card) -> str:
         text = card.symbol() if self.symbols else str(card)
@@ -155,7 +161,7 @@ class Renderer:
             if (value := rec.header(name))
         ]
         if facts:
-            self.echo("  " + " · ".join(facts))
+            self.echo("  " + self.style.sep.join(facts))
         changed = [
             f"{h.name[5:]}={h.value}"
             for h in rec.headers
@@ -190,18 +196,18 @@ class Renderer:
             if item.roles is not None:
                 r = item.roles
                 roles = (
-                    f" · box {self.who(r.box)}, captain {self.who(r.captain)},"
+                    f"{s.sep}box {self.who(r.box)}, captain {self.who(r.captain)},"
                     f" sits out {self.who(r.sitter)}"
                 )
             self.echo(
                 s.em(f"Hand {item.number}")
-                + f" · dealer {self.who(item.dealer)} · knock limit {item.limit}{roles}"
+                + f"{s.sep}dealer {self.who(item.dealer)}{s.sep}knock limit {item.limit}{roles}"
             )
         elif isinstance(item, Deal) and game is not None and game.hand is not None:
             hand = game.hand
             for seat, player in enumerate(game.seats):
                 self.echo(f"  {self.who(player):<24} {s.cards(hand.cards(seat))}")
-            self.echo(f"  upcard {s.card(hand.upcard)} · stock {hand.stock_count} cards")
+            self.echo(f"  upcard {s.card(hand.upcard)}{s.sep}stock {hand.stock_count} cards")
             self.pause(game)
         elif isinstance(item, Advice):
             self.echo(f"      {self.who(item.player)} advises: {s.move(item.move)}")
@@ -292,7 +298,7 @@ class Renderer:
                 marker = "*" if seat == hand.to_move else " "
                 self.echo(f"     {marker} {self.who(player):<24} {s.cards(hand.cards(seat))}")
             top = s.card(hand.pile[-1]) if hand.pile else "-"
-            self.echo(f"       pile top {top} ({len(hand.pile)}) · stock {hand.stock_count}")
+            self.echo(f"       pile top {top} ({len(hand.pile)}){s.sep}stock {hand.stock_count}")
         self.out.write("-- Enter: next move, q: quit -- ")
         self.out.flush()
         answer = self.keys.readline()
@@ -301,16 +307,7 @@ class Renderer:
             raise Quit
 
 
-_DEFAULT_RULES: dict[str, str] = {}
-
-
-def _defaults() -> dict[str, str]:
-    from ginproto.rules import Rules
-
-    return Rules().to_params()
-
-
-_DEFAULT_RULES.update(_defaults())
+_DEFAULT_RULES = Rules().to_params()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -465,6 +462,11 @@ def replay(
             _show(file, game_no, hand_no, step, colour)
     except RecordError as exc:
         raise click.ClickException(str(exc)) from None
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as other tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(1) from None
 
 
 def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]]:
@@ -513,14 +515,22 @@ def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
                 out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
 
+def _keyboard() -> IO[str] | None:
+    """Where ``--step`` reads its keys: the terminal, when standard input is not one."""
+    if sys.stdin.isatty():
+        return None
+    try:
+        return open("/dev/tty")  # closed by the caller
+    except OSError:
+        return None  # no terminal at all: read standard input
+
+
 def _show(
     file: str, game_no: int | None, hand_no: int | None, step: bool, colour: bool | None
 ) -> None:
     out = sys.stdout
     style = choose_style(out, colour)
-    keys = None
-    if step:
-        keys = open("/dev/tty") if not sys.stdin.isatty() and os.path.exists("/dev/tty") else None  # noqa: SIM115
+    keys = _keyboard() if step else None
     try:
         for number, record in _selected(file, game_no):
             if record.errors and not record.items:
