@@ -253,6 +253,8 @@ def knock_choices(hand: HandView) -> dict[Card, int]:
 
 def knock_hint(hand: HandView) -> str:
     """``You can knock: knock 9c (deadwood 6), ...``; empty when no knock is legal."""
+    if any(m.kind is MoveKind.BIG_GIN for m in hand.legal_moves()):
+        return "You have big gin: type biggin."
     choices = knock_choices(hand)
     if not choices:
         return ""
@@ -682,7 +684,8 @@ def game_result(
         else:
             lines.append(s.bad(f"  {opponent} forfeits the game ({fault.kind}): {fault.detail}."))
     elif game.end is GameEnd.HAND_CAP:
-        lines.append(f"  The game reached the hand cap ({game.rules.hand_cap} hands).")
+        cap = game.rules.hand_cap
+        lines.append(f"  The game reached the hand cap ({cap} hand{'' if cap == 1 else 's'}).")
     names = [who(p) for p in range(game.players)]
 
     def scores(game_number: int) -> str:
@@ -731,6 +734,7 @@ def help_text(hand: HandView) -> str:
             f"  knock 7h          discard 7h and knock: at most {hand.knock_limit} deadwood"
             " must be left",
             "  gin               knock with the discard that leaves no deadwood",
+            *(["  biggin            all 11 cards in melds: big gin"] if hand.rules.big_gin else []),
             "  show              show the table again",
             "  help, ?           this help",
             "  quit              resign the game (asks first); the game is still recorded",

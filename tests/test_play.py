@@ -518,6 +518,15 @@ def test_gin_knocks_with_the_discard_that_leaves_no_deadwood() -> None:
     assert interpret("gin", view, PLAIN) == Move.knock(Card.from_str("Kd"))
 
 
+def test_big_gin_is_offered_when_the_rules_allow_it() -> None:
+    deck = make_deck("As 2s 3s 4s 7c 7d 7h 9c 9d 9s", DEALER, "9h")
+    hand = Hand(Rules(big_gin=True), deck, 0)
+    hand.apply(Move.take())
+    view = hand.view(hand.to_move)
+    assert knock_hint(view) == "You have big gin: type biggin."
+    assert interpret("big gin", view, PLAIN) == Move.big_gin()
+
+
 def test_the_rules_refusals_are_explained() -> None:
     view = view_of("pass, pass", NON_DEALER, DEALER, "9h")
     assert interpret("p", view, PLAIN) == Refusal(
