@@ -128,6 +128,7 @@ class Renderer:
         self.names = [e.name for e in record.players]
         self.current: int | None = None  # the hand being shown
         self.moves = 0
+        self.shown_hand = False  # whether the one hand asked for was found
 
     # -- output ---------------------------------------------------------------------------
     def echo(self, text: str = "") -> None:
@@ -177,6 +178,7 @@ class Renderer:
         if isinstance(item, HandStart):
             self.current = item.number
             self.moves = 0
+            self.shown_hand = self.shown_hand or item.number == self.only_hand
         elif isinstance(item, End | FaultLine):
             self.current = None
         if isinstance(item, Comment):
@@ -531,6 +533,7 @@ def _show(
     out = sys.stdout
     style = choose_style(out, colour)
     keys = _keyboard() if step else None
+    found = False
     try:
         for number, record in _selected(file, game_no):
             if record.errors and not record.items:
@@ -547,6 +550,10 @@ def _show(
             if record.errors:
                 _fail_on(record.errors)
             out.write("\n")
+            found = found or renderer.shown_hand
     finally:
         if keys is not None:
             keys.close()
+    if hand_no is not None and not found:
+        where = f"game {game_no}" if game_no is not None else "any game"
+        raise click.UsageError(f"there is no hand {hand_no} in {where} of {file}")

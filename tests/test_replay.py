@@ -568,6 +568,8 @@ def test_usage_errors_exit_2(record_file: Path) -> None:
     assert invoke("--game", "0", str(record_file))[0] == 2
     code, out = invoke("--game", "99", str(record_file))
     assert code == 2 and "there is no game 99" in out
+    code, out = invoke("--game", "1", "--hand", "50", str(record_file))
+    assert code == 2 and "there is no hand 50 in game 1" in out
 
 
 def test_a_corrupt_record_is_shown_up_to_the_wrong_line(tmp_path: Path, corpus: list[str]) -> None:
