@@ -940,6 +940,7 @@ class _ReaderState:
     game: GameRecord | None = None
     ended: bool = False  # the game's end line has been read
     skipping: bool = False  # inside a stretch of lines outside any game, already reported
+    unknown: bool = False  # a game of a format version this reader does not know
 
 
 class RecordReader:
@@ -987,7 +988,7 @@ class RecordReader:
                 continue
             if text.startswith("%"):
                 if state.game is not None:
-                    yield self._finish(state.game, state.ended)
+                    yield self._finish(state.game, state.ended or state.unknown)
                 started = GameRecord(preamble=preamble, line=number, path=path, last_line=number)
                 started.errors.extend(orphan_errors)
                 state = _ReaderState(started)
@@ -1001,7 +1002,7 @@ class RecordReader:
                         else f"expected the format line {FORMAT_LINE!r}"
                     )
                     started.errors.append(RecordSyntaxError(message, number, path))
-                    state.skipping = True
+                    state.skipping = state.unknown = True
                 continue
             if state.skipping and not text.startswith("#"):
                 continue
@@ -1035,7 +1036,7 @@ class RecordReader:
         self.lines = number
         if state.game is not None:
             state.game.errors.extend(orphan_errors)
-            yield self._finish(state.game, state.ended)
+            yield self._finish(state.game, state.ended or state.unknown)
         elif orphan_errors:
             # No game at all, only stray lines: one empty game carries their errors.
             yield GameRecord(preamble=preamble, errors=orphan_errors, line=0, path=path)
@@ -1081,10 +1082,7 @@ class RecordReader:
         (state.game.errors if state.game is not None else orphans).append(error)
 
     def _finish(self, game: GameRecord, ended: bool) -> GameRecord:
-        if not ended and not any(
-            isinstance(e, RecordSyntaxError) and "unsupported record format" in e.message
-            for e in game.errors
-        ):
+        if not ended:
             game.errors.append(
                 TruncatedRecordError(
                     f"the game that starts at line {game.line} has no end line: the record is"
@@ -1093,7 +1091,6 @@ class RecordReader:
                     self.path,
                 )
             )
-        # Trailing comments after the end line belong to the game (see ``write_game``).
         game.errors.sort(key=lambda e: e.line)
         return game
 
