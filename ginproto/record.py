@@ -20,6 +20,13 @@ moves and scores of a well-formed record are *right* is ``ginproto.replay``'s qu
 
 Players are numbered from 0, as in the protocol and ``ginproto.table``; hands and the three
 Hollywood games from 1.
+
+The API: ``record_from_log(log, engines, ...)`` turns a ``table.GameLog`` into a
+``GameRecord``; ``write_game``/``dumps`` give its text; ``append_game(path, record)`` adds it to
+a file atomically; ``read_games(path_or_stream)`` (``RecordReader``) and ``loads(text)`` read
+games back. Errors: ``RecordError(ValueError)``, with ``RecordSyntaxError`` (a malformed line),
+``TruncatedRecordError`` (a game cut short) and ``RecordWriteError`` (the writer's refusals);
+``ginproto.replay.ReplayError`` is the same family's "well formed, but wrong".
 """
 
 from __future__ import annotations
