@@ -43,7 +43,7 @@ from typing import IO, Final
 
 from ginproto.cards import Card, CardError, check_deck, format_cards
 from ginproto.game import Entry, Game, GameEnd, Roles
-from ginproto.hand import HandResult, Outcome, Turn
+from ginproto.hand import Hand, HandResult, Outcome, Turn
 from ginproto.melds import Meld, MeldError
 from ginproto.moves import Move, MoveError
 from ginproto.rules import Rules
@@ -662,8 +662,8 @@ def record_from_log(
     if log.role_cards:
         items.append(Cut(log.role_cards))
     for hand in log.hands:
-        # The knock limit follows from the deal; the record states it for the reader.
-        limit = rules.knock_limit_for(hand.deck[20])
+        # The knock limit follows from the deal (its upcard); the record states it for people.
+        limit = Hand(rules, hand.deck, 0).knock_limit
         items.append(HandStart(hand.number, hand.dealer, limit, hand.roles))
         items.append(Deal(hand.deck))
         for step in hand.steps:
