@@ -11,7 +11,10 @@ import logging
 import random
 from typing import ClassVar
 
-from ginproto.sdk import Engine, GameView, Move, Option
+from ginproto.sdk import Decision, Engine, GameView, Move, Option, Phase
+
+_PHASES = list(Phase)
+_DECISIONS = list(Decision)
 
 
 class RandomEngine(Engine):
@@ -23,11 +26,17 @@ class RandomEngine(Engine):
 
     def _choose(self, view: GameView) -> Move:
         hand = view.hand
+        # A tuple of ints hashes the same in every process (str hashes are salted).
         key = (
-            f"{self.option('Seed')}/{view.player}/{view.hand_number}/{len(hand.history)}"
-            f"/{hand.phase}/{''.join(str(c) for c in hand.cards)}/{self.go.decision}"
+            int(self.option("Seed")),
+            view.player,
+            view.hand_number,
+            len(hand.history),
+            _PHASES.index(hand.phase),
+            _DECISIONS.index(self.go.decision),
+            *(c.index for c in hand.cards),
         )
-        return random.Random(key).choice(hand.legal_moves())
+        return random.Random(hash(key)).choice(hand.legal_moves())
 
     def offer(self, view: GameView) -> Move:
         return self._choose(view)

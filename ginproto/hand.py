@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ginproto.cards import DECK, Card, check_deck
+from ginproto.cards import DECK, Card, card_index, check_deck
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
@@ -111,7 +111,7 @@ def legal_moves(
         return [Move.stock()] if stock_only else [Move.stock(), Move.pile()]
     if phase is Phase.OVER:
         return []
-    hand = sorted(cards)
+    hand = sorted(cards, key=card_index)
     forbidden = None if rules.discard_taken else taken
     moves = [Move.discard(c) for c in hand if c != forbidden]
     knocks = knock_options(hand, knock_limit)
@@ -209,7 +209,7 @@ class Hand:
     # -- what may be read ---------------------------------------------------------------
     def cards(self, seat: int) -> tuple[Card, ...]:
         """The seat's cards, sorted."""
-        return tuple(sorted(self._cards[seat]))
+        return tuple(sorted(self._cards[seat], key=card_index))
 
     @property
     def pile(self) -> tuple[Card, ...]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ginproto.cards import Card, CardError
+from ginproto.cards import DECK, Card, CardError
 from ginproto.melds import Meld, MeldError
 
 
@@ -58,29 +58,31 @@ class Move:
         if self.melds is not None and self.kind not in _WITH_MELDS:
             raise MoveError(f"a {self.kind} move takes no melds")
 
+    # The constructors below hand out shared instances: moves are immutable, and legal-move
+    # lists are built on every decision.
     @classmethod
     def take(cls) -> Move:
-        return cls(MoveKind.TAKE)
+        return _SIMPLE[MoveKind.TAKE]
 
     @classmethod
     def pass_(cls) -> Move:
-        return cls(MoveKind.PASS)
+        return _SIMPLE[MoveKind.PASS]
 
     @classmethod
     def stock(cls) -> Move:
-        return cls(MoveKind.STOCK)
+        return _SIMPLE[MoveKind.STOCK]
 
     @classmethod
     def pile(cls) -> Move:
-        return cls(MoveKind.PILE)
+        return _SIMPLE[MoveKind.PILE]
 
     @classmethod
     def discard(cls, card: Card) -> Move:
-        return cls(MoveKind.DISCARD, card)
+        return _DISCARDS[card.index]
 
     @classmethod
     def knock(cls, card: Card, melds: tuple[Meld, ...] | None = None) -> Move:
-        return cls(MoveKind.KNOCK, card, melds)
+        return _KNOCKS[card.index] if not melds else cls(MoveKind.KNOCK, card, melds)
 
     @classmethod
     def big_gin(cls, melds: tuple[Meld, ...] | None = None) -> Move:
@@ -133,3 +135,10 @@ class Move:
 
     def __repr__(self) -> str:
         return f"Move.from_str({str(self)!r})"
+
+
+_SIMPLE: dict[MoveKind, Move] = {
+    kind: Move(kind) for kind in (MoveKind.TAKE, MoveKind.PASS, MoveKind.STOCK, MoveKind.PILE)
+}
+_DISCARDS: tuple[Move, ...] = tuple(Move(MoveKind.DISCARD, card) for card in DECK)
+_KNOCKS: tuple[Move, ...] = tuple(Move(MoveKind.KNOCK, card) for card in DECK)

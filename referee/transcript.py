@@ -22,7 +22,7 @@ from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.process import LineHook
 
-SEED = 86
+SEED = 107
 ENGINES = ("simple", "random")
 BEGIN, END = "<!-- transcript:begin -->", "<!-- transcript:end -->"
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "PROTOCOL.md"
