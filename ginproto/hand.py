@@ -180,6 +180,13 @@ def _stock_only(phase: Phase, history: Sequence[Turn]) -> bool:
     return phase is Phase.DRAW and len(history) == 2 and history[1].move.kind is MoveKind.PASS
 
 
+_ALLOWED: dict[Phase, tuple[tuple[MoveKind, ...], str]] = {
+    Phase.OFFER: ((MoveKind.TAKE, MoveKind.PASS), "take or pass the first upcard"),
+    Phase.DRAW: ((MoveKind.STOCK, MoveKind.PILE), "draw from the stock or the pile"),
+    Phase.DISCARD: ((MoveKind.DISCARD, MoveKind.KNOCK, MoveKind.BIG_GIN), "discard or knock"),
+}
+
+
 class Hand:
     """A hand in progress. Drive it with ``legal_moves()`` and ``apply()``; read ``result``."""
 
@@ -322,16 +329,7 @@ class Hand:
         kind = move.kind
         phase = self.phase
         hand = self._cards[self.to_move]
-        wanted = {
-            Phase.OFFER: "take or pass the first upcard",
-            Phase.DRAW: "draw from the stock or the pile",
-            Phase.DISCARD: "discard or knock",
-        }[phase]
-        allowed = {
-            Phase.OFFER: (MoveKind.TAKE, MoveKind.PASS),
-            Phase.DRAW: (MoveKind.STOCK, MoveKind.PILE),
-            Phase.DISCARD: (MoveKind.DISCARD, MoveKind.KNOCK, MoveKind.BIG_GIN),
-        }[phase]
+        allowed, wanted = _ALLOWED[phase]
         if kind not in allowed:
             raise IllegalMoveError(f"{kind} is not allowed now: the player must {wanted}")
         if kind is MoveKind.PILE and _stock_only(phase, self._history):
