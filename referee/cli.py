@@ -312,6 +312,9 @@ cli.add_command(replay)
 from referee.cli_check import check  # noqa: E402
 
 cli.add_command(check)
+from referee.cli_tournament import tournament  # noqa: E402
+
+cli.add_command(tournament)
 from referee.play import play  # noqa: E402
 
 cli.add_command(play)

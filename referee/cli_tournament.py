@@ -1,0 +1,363 @@
+"""``ginref tournament``: run a round-robin or gauntlet from a TOML file, and resume it.
+
+A thin layer over ``referee.tournament``: it turns options into config overrides, errors into
+exit codes (a bad config or option: 2; a store that cannot be used or a refused resume: 1),
+and shows the progress and the standings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from types import FrameType
+from typing import Any
+
+import click
+
+from ginproto.rules import Variant
+from referee.progress import Progress
+from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
+from referee.tournament import (
+    FORMATS,
+    ConfigError,
+    JobContext,
+    LocalBackend,
+    TournamentConfig,
+    TournamentStandings,
+    build_config,
+    load_config,
+    open_tournament,
+    run_tournament,
+)
+
+EXAMPLE = """\
+\b
+Example config (every key but the engines has a default):
+\b
+    event = "Spring cup"
+    format = "round-robin"      # or "gauntlet": the first engine against each other
+    variant = "standard"        # standard, oklahoma, hollywood, threehanded
+    games = 4                   # per pairing; seats rotate, so even numbers balance them
+    seed = 2024                 # default: random, stored for the resume
+    duplicate = false
+    concurrency = 2
+    tc = "60+0.5"               # game clock BASE+INC, or "inf"
+    move_timeout = 10
+    output = "spring-cup"       # relative to this file
+\b
+    [rules]
+    gin_bonus = 25
+\b
+    [[engines]]
+    name = "Simple"
+    command = "simple"          # a built-in, or a command line ("python3 bot.py")
+\b
+    [[engines]]
+    name = "My bot"
+    command = ["./mybot", "--fast"]
+    cwd = "bots/mine"           # relative to this file
+    tc = "30+0.5"               # its own time control
+    options = { Seed = 7 }
+"""
+
+
+@click.command(epilog=EXAMPLE)
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--resume",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Continue the tournament stored in DIR. With CONFIG too, its settings must match.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="round-robin, or gauntlet (engine 1 vs all).",
+)
+@click.option("--variant", type=click.Choice([v.value for v in Variant]), help="The variant.")
+@click.option(
+    "--rule", "rule", multiple=True, metavar="NAME=VALUE", help="A rule option (repeatable)."
+)
+@click.option("--games", type=click.IntRange(min=1), help="Games per pairing.")
+@click.option("--seed", help="Seed of the deals (default: the file's, else random).")
+@click.option(
+    "--duplicate/--no-duplicate",
+    default=None,
+    help="Play each deck sequence from every seat.",
+)
+@click.option("--concurrency", type=click.IntRange(min=1), help="Games in parallel.")
+@click.option("--tc", help="Game clock BASE+INC in seconds, or 'inf'.")
+@click.option("--move-timeout", type=click.FloatRange(min=0.001), help="Seconds per decision.")
+@click.option(
+    "--startup-timeout",
+    type=click.FloatRange(min=0.001),
+    help="Seconds for the handshake and isready.",
+)
+@click.option("--event", help="The event name in every game record.")
+@click.option(
+    "--output",
+    "-d",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Where the store and the records go (default: the file's 'output').",
+)
+@click.option(
+    "--stderr-dir",
+    type=click.Path(file_okay=False),
+    help="Keep each engine's stderr in this folder (default: discarded).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+def tournament(
+    config: str | None,
+    resume: str | None,
+    fmt: str | None,
+    variant: str | None,
+    rule: tuple[str, ...],
+    games: int | None,
+    seed: str | None,
+    duplicate: bool | None,
+    concurrency: int | None,
+    tc: str | None,
+    move_timeout: float | None,
+    startup_timeout: float | None,
+    event: str | None,
+    output: str | None,
+    stderr_dir: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
+
+    Every finished game is stored at once, with its record, in DIR/tournament.sqlite, and the
+    records are kept in DIR/games.gin. An interrupted tournament (Ctrl-C, a crash, kill -9)
+    resumes with every finished game kept and none played twice:
+
+        ginref tournament cup.toml
+
+        ginref tournament --resume cup-results
+
+    Options given on the command line override the file. The first Ctrl-C lets the games in
+    progress finish; a second one stops at once (those games are played again on resume).
+    """
+    if config is None and resume is None:
+        raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
+    overrides = _overrides(
+        fmt,
+        variant,
+        rule,
+        games,
+        seed,
+        duplicate,
+        concurrency,
+        tc,
+        move_timeout,
+        startup_timeout,
+        event,
+    )
+    directory = resume or output
+    stored: dict[str, Any] | None = None
+    if resume is not None:
+        try:
+            with Store.open(resume) as old:
+                stored = old.settings
+                run = old.run_options
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+    try:
+        if config is not None:
+            cfg = load_config(config, overrides)
+        else:
+            assert stored is not None
+            cfg = build_config({**stored, **run}, None, f"{resume}: ", overrides)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="CONFIG" if config else None) from None
+    if directory is None:
+        directory = cfg.output
+    if directory is None:
+        raise click.UsageError(
+            'say where the results go: output = "DIR" in the file, or --output DIR'
+        )
+    if cfg.seed is None:
+        cfg = replace(cfg, seed=stored["seed"] if stored else secrets.randbelow(10**9))
+    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet)
+
+
+def _overrides(
+    fmt: str | None,
+    variant: str | None,
+    rule: tuple[str, ...],
+    games: int | None,
+    seed: str | None,
+    duplicate: bool | None,
+    concurrency: int | None,
+    tc: str | None,
+    move_timeout: float | None,
+    startup_timeout: float | None,
+    event: str | None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (
+        ("format", fmt),
+        ("variant", variant),
+        ("games", games),
+        ("duplicate", duplicate),
+        ("concurrency", concurrency),
+        ("tc", tc),
+        ("move_timeout", move_timeout),
+        ("startup_timeout", startup_timeout),
+        ("event", event),
+    ):
+        if value is not None:
+            out[key] = value
+    if seed is not None:
+        out["seed"] = int(seed) if seed.isdigit() else seed
+    if rule:
+        rules = {}
+        for item in rule:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="--rule")
+            rules[name.strip().replace("-", "_")] = value
+        out["rules"] = rules
+    return out
+
+
+def _run(
+    cfg: TournamentConfig,
+    directory: str,
+    resume: bool,
+    stderr_dir: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if stderr_dir:
+            os.makedirs(stderr_dir, exist_ok=True)
+        lock = DirectoryLock(directory)
+        lock.acquire()
+    except (OSError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        try:
+            store = open_tournament(cfg, directory, resume)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        with store:
+            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet)
+    finally:
+        lock.release()
+
+
+def _play(
+    store: Store,
+    cfg: TournamentConfig,
+    directory: str,
+    resume: bool,
+    stderr_dir: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    names = store.names
+    done, total = store.counts()
+    if not quiet:
+        what = (
+            f"Resuming {directory}: {done} of {total} games played"
+            if resume
+            else f"Tournament in {directory}: {total} games"
+        )
+        click.echo(
+            f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
+            f" {cfg.rules.variant}, {cfg.games} games per pairing"
+            f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
+            f" concurrency {cfg.concurrency}",
+            err=True,
+        )
+    progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
+
+    def on_game(game: Scheduled, result: GameResult) -> None:
+        players = " vs ".join(names[e] for e in game.seats)
+        text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
+        for f in result.faults:
+            text += f" ({names[f.engine]} forfeits: {f.kind})"
+        progress.step(f"game {game.game + 1}: {players}: {text}")
+
+    backend = LocalBackend(JobContext.of(cfg, stderr_dir), cfg.concurrency)
+    with _interrupts() as stopping:
+        try:
+            run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)
+        except KeyboardInterrupt:
+            progress.close()
+            click.echo(
+                f"Interrupted; the games in progress are lost. Resume with:"
+                f" ginref tournament --resume {directory}",
+                err=True,
+            )
+            raise click.exceptions.Exit(130) from None
+        except OSError as exc:
+            raise click.ClickException(f"cannot write: {exc}") from None
+        finally:
+            progress.close()
+    standings = TournamentStandings.from_store(store)
+    done, total = store.counts()
+    if as_json:
+        out = {
+            "tournament": {
+                "directory": os.path.abspath(directory),
+                "event": cfg.event,
+                "format": cfg.format,
+                "variant": str(cfg.rules.variant),
+                "games_per_pairing": cfg.games,
+                "seed": cfg.seed,
+                "duplicate": cfg.duplicate,
+                "played": done,
+                "scheduled": total,
+                "complete": done == total,
+            },
+            **standings.to_json(),
+        }
+        click.echo(json.dumps(out, indent=2))
+    else:
+        click.echo(f"{cfg.event}: {done} of {total} games played")
+        click.echo("")
+        for line in standings.lines():
+            click.echo(line)
+    if done < total:
+        raise click.ClickException(
+            f"stopped after {done} of {total} games; resume with:"
+            f" ginref tournament --resume {directory}"
+        )
+
+
+@contextmanager
+def _interrupts() -> Iterator[threading.Event]:
+    """The first SIGINT or SIGTERM sets the event (no new game starts); a second one raises
+    ``KeyboardInterrupt``. Handlers are installed only in the main thread."""
+    stopping = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stopping
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if stopping.is_set():
+            raise KeyboardInterrupt
+        stopping.set()
+        sys.stderr.write(
+            "\nStopping after the games in progress (interrupt again to stop at once)...\n"
+        )
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopping
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

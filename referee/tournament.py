@@ -1,0 +1,1019 @@
+"""Tournaments: a TOML config, a plan of games, a backend that plays them, and standings.
+
+The pieces, in the order a run uses them:
+
+- ``load_config`` / ``build_config``: a TOML file (or a table of the same shape) to a checked
+  ``TournamentConfig``. ``TournamentConfig.settings()`` is its canonical form: everything that
+  decides the games and their records, nothing else (not the concurrency, not the output
+  directory). The store keeps it, and a resume compares it (``diff_settings``).
+- ``plan``: the pairings (``round-robin``: every group of engines; ``gauntlet``: the first engine
+  with every group of the others) and their games. Game ``r`` of every pairing is dealt from
+  the same deck key, so every engine meets the same deals, and the seats rotate within each
+  pairing (balanced when the games per pairing are a multiple of the players; otherwise each
+  pairing starts one seat further, which balances them over the pairings). Pairings are
+  interleaved, one game of each in turn, so partial results cover every pairing.
+- ``play_job``: the pure job, ``(JobContext, GameJob) -> GameResult``: start the engines, play,
+  stop them, return the record text and the result. ``LocalBackend`` runs the same jobs on
+  local worker threads with the engines kept warm; another backend (a cluster) only needs to
+  turn ``GameJob``s into ``GameResult``s.
+- ``open_tournament`` / ``run_tournament``: create or resume the store, play what is pending,
+  commit each game with its record, keep the records file.
+- ``TournamentStandings``: per engine games, score, maximum-likelihood Elo with its interval,
+  points per hand and faults; and the pairwise cross-table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import difflib
+import itertools
+import json
+import logging
+import math
+import os
+import shlex
+import shutil
+import time
+import tomllib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from engines import BUILTIN
+from ginproto.record import EngineInfo, record_from_log
+from ginproto.rules import Rules, RulesError
+from ginproto.table import GameLog, play_game
+from referee import stats
+from referee.clock import TimeControl, TimeControlError
+from referee.engine import EngineSpec, EngineSpecError
+from referee.match import GameJob, Played, Seats, run_jobs, schedule
+from referee.report import GameSummary, Standings, summarize
+from referee.store import (
+    RECORDS_NAME,
+    FaultRow,
+    GameResult,
+    Scheduled,
+    Store,
+    StoreError,
+)
+
+log = logging.getLogger(__name__)
+
+FORMATS: Final = ("round-robin", "gauntlet")
+DEFAULT_EVENT: Final = "ginref tournament"
+
+
+class ConfigError(ValueError):
+    """A tournament config that cannot be used; the message says where and why."""
+
+
+class SettingsChanged(StoreError):
+    """A resume whose settings differ from the stored ones; ``changes`` names each one."""
+
+    def __init__(self, directory: str, changes: Sequence[str]) -> None:
+        self.changes = list(changes)
+        lines = "\n".join(f"  {c}" for c in self.changes)
+        super().__init__(
+            f"cannot resume {directory}: the settings changed, and the results would not be"
+            f" consistent:\n{lines}\nResume without these changes, or start a new tournament"
+            " in another directory."
+        )
+
+
+# ------------------------------------------------------------------------------------------
+# The config
+
+
+@dataclass(frozen=True, slots=True)
+class EngineEntry:
+    """One engine of a tournament. ``command`` is a built-in name or an argv."""
+
+    name: str
+    command: str | tuple[str, ...]
+    cwd: str | None = None
+    options: tuple[tuple[str, str], ...] = ()  # sorted by name
+    tc: str | None = None
+    move_timeout: float | None = None
+
+    def spec(self, tc: str, move_timeout: float) -> EngineSpec:
+        """How to start it; its own time control when it has one (else the tournament's)."""
+        control = None
+        if self.tc is not None or self.move_timeout is not None:
+            control = TimeControl.parse(
+                self.tc or tc, move=self.move_timeout if self.move_timeout else move_timeout
+            )
+        argv = tuple(BUILTIN[self.command]) if isinstance(self.command, str) else self.command
+        return EngineSpec(argv, self.name, self.cwd, self.options, control)
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "command": self.command if isinstance(self.command, str) else list(self.command),
+            "options": dict(self.options),
+        }
+        for key in ("cwd", "tc", "move_timeout"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A checked tournament config. See ``settings()`` for what a resume must keep."""
+
+    engines: tuple[EngineEntry, ...]
+    format: str = "round-robin"
+    rules: Rules = dataclasses.field(default_factory=Rules)
+    games: int = 2
+    seed: int | str | None = None  # None until chosen: at random, or the stored one on resume
+    duplicate: bool = False
+    tc: str = "120+1"
+    move_timeout: float = 10.0
+    event: str = DEFAULT_EVENT
+    concurrency: int = 1
+    startup_timeout: float = 10.0
+    output: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The canonical settings: what decides the games and their records. Itself a valid
+        config table, so a tournament can be resumed from its store alone."""
+        if self.seed is None:
+            raise ValueError("the seed is not chosen yet")
+        rules = self.rules.to_params()
+        variant = rules.pop("variant")
+        return {
+            "event": self.event,
+            "format": self.format,
+            "variant": variant,
+            "rules": rules,
+            "games": self.games,
+            "seed": self.seed,
+            "duplicate": self.duplicate,
+            "tc": self.tc,
+            "move_timeout": self.move_timeout,
+            "engines": [e.settings() for e in self.engines],
+        }
+
+    def run_options(self) -> dict[str, Any]:
+        """Options free to change from run to run."""
+        return {"concurrency": self.concurrency, "startup_timeout": self.startup_timeout}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.engines)
+
+    def specs(self) -> tuple[EngineSpec, ...]:
+        return tuple(e.spec(self.tc, self.move_timeout) for e in self.engines)
+
+    @property
+    def control(self) -> TimeControl:
+        return TimeControl.parse(self.tc, move=self.move_timeout)
+
+
+_TOP_KEYS: Final[dict[str, str]] = {
+    "event": "str",
+    "format": "str",
+    "variant": "str",
+    "rules": "table",
+    "games": "int",
+    "seed": "seed",
+    "duplicate": "bool",
+    "concurrency": "int",
+    "output": "str",
+    "tc": "tc",
+    "move_timeout": "number",
+    "startup_timeout": "number",
+    "engines": "engines",
+}
+_ENGINE_KEYS: Final[dict[str, str]] = {
+    "name": "str",
+    "command": "command",
+    "cwd": "str",
+    "options": "table",
+    "tc": "tc",
+    "move_timeout": "number",
+}
+_KINDS: Final[dict[str, str]] = {
+    "str": "a string",
+    "int": "a whole number",
+    "bool": "true or false",
+    "number": "a number",
+    "table": "a table",
+    "seed": "a whole number or a string",
+    "tc": 'a time control such as "60+0.5" or "inf"',
+    "engines": "an array of tables ([[engines]])",
+    "command": "a string or an array of strings",
+}
+
+
+def _type_ok(kind: str, value: object) -> bool:
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    return {
+        "str": isinstance(value, str),
+        "int": is_int,
+        "bool": isinstance(value, bool),
+        "number": is_int or isinstance(value, float),
+        "table": isinstance(value, dict),
+        "seed": is_int or isinstance(value, str),
+        "tc": isinstance(value, str) or is_int or isinstance(value, float),
+        "engines": isinstance(value, list) and all(isinstance(v, dict) for v in value),
+        "command": isinstance(value, str)
+        or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+    }[kind]
+
+
+def _check_keys(table: Mapping[str, Any], known: Mapping[str, str], where: str) -> None:
+    for key, value in table.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}unknown key {key!r}{hint}; known keys: {', '.join(known)}")
+        if not _type_ok(known[key], value):
+            raise ConfigError(f"{where}{key} must be {_KINDS[known[key]]}, not {_toml_text(value)}")
+
+
+def _toml_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return repr(value)
+
+
+def _option_text(value: object) -> str:
+    """An option or rule value in the protocol's text form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def load_config(
+    path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None
+) -> TournamentConfig:
+    """Read and check a TOML config; ``overrides`` (the command line's) win over the file.
+
+    Relative paths in the file (``output``, each engine's ``cwd``) are relative to the file's
+    directory. Raises ``ConfigError`` with the file name and what is wrong.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            table = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
+    return build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
+
+
+def build_config(
+    table: Mapping[str, Any],
+    base: Path | None = None,
+    where: str = "",
+    overrides: Mapping[str, Any] | None = None,
+) -> TournamentConfig:
+    """Check a config table (a TOML file's, or stored settings) and build the config.
+
+    ``overrides`` are applied on top (``rules`` merged name by name); paths in them are taken
+    as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
+    the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
+    one on resume).
+    """
+    base = base or Path.cwd()
+    _check_keys(table, _TOP_KEYS, where)
+    merged = dict(table)
+    if overrides:
+        _check_keys(overrides, _TOP_KEYS, "")
+        for key, value in overrides.items():
+            if key == "rules":
+                merged["rules"] = {**merged.get("rules", {}), **value}
+            elif key == "output":
+                merged["output"] = os.path.abspath(value)
+            else:
+                merged[key] = value
+
+    fmt = merged.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(f"{where}format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    variant = merged.get("variant", "standard")
+    params = {"variant": variant}
+    for rule, value in merged.get("rules", {}).items():
+        if not isinstance(value, str | int | bool | float):
+            raise ConfigError(f"{where}rules.{rule} must be a number, true/false or a string")
+        params[rule] = _option_text(value)
+    try:
+        rules = Rules.from_params(params)
+    except RulesError as exc:
+        raise ConfigError(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}") from None
+
+    games = merged.get("games", 2)
+    if games < 1:
+        raise ConfigError(f"{where}games (per pairing) must be at least 1, not {games}")
+    duplicate = merged.get("duplicate", False)
+    if duplicate and games % rules.players:
+        raise ConfigError(
+            f"{where}with duplicate, games (per pairing) must be a multiple of"
+            f" {rules.players}: each deal is played once from every seat"
+        )
+    concurrency = merged.get("concurrency", 1)
+    if concurrency < 1:
+        raise ConfigError(f"{where}concurrency must be at least 1, not {concurrency}")
+    seed = merged.get("seed")
+    if isinstance(seed, int) and seed < 0:
+        raise ConfigError(f"{where}seed must not be negative")
+    if isinstance(seed, str) and seed.isdigit():
+        seed = int(seed)
+    tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
+    move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
+    startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
+    output = merged.get("output")
+    if output is not None:
+        output = str(base / output)
+
+    raw_engines = merged.get("engines", [])
+    engines = _engines(raw_engines, base, where)
+    if len(engines) < rules.players:
+        raise ConfigError(
+            f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
+            f" ([[engines]] tables), not {len(engines)}"
+        )
+    return TournamentConfig(
+        engines=engines,
+        format=fmt,
+        rules=rules,
+        games=games,
+        seed=seed,
+        duplicate=duplicate,
+        tc=tc,
+        move_timeout=move_timeout,
+        event=merged.get("event", DEFAULT_EVENT),
+        concurrency=concurrency,
+        startup_timeout=startup_timeout,
+        output=output,
+    )
+
+
+def _tc_text(value: object, where: str) -> str:
+    try:
+        control = TimeControl.parse(_option_text(value))
+    except TimeControlError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return "inf" if control.base is None else f"{control.base:g}+{control.increment:g}"
+
+
+def _positive(value: float, where: str) -> float:
+    if not value > 0:
+        raise ConfigError(f"{where} must be positive, not {value}")
+    return float(value)
+
+
+def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[EngineEntry, ...]:
+    entries: list[dict[str, Any]] = []
+    for n, table in enumerate(raw, 1):
+        at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
+        _check_keys(table, _ENGINE_KEYS, at)
+        if "command" not in table:
+            raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
+        command: str | tuple[str, ...]
+        raw_command = table["command"]
+        if isinstance(raw_command, str) and raw_command.strip() in BUILTIN:
+            command = raw_command.strip()
+        else:
+            try:
+                argv = (
+                    tuple(shlex.split(raw_command))
+                    if isinstance(raw_command, str)
+                    else tuple(raw_command)
+                )
+            except ValueError as exc:
+                raise ConfigError(f"{at}cannot split the command: {exc}") from None
+            if not argv or not argv[0]:
+                raise ConfigError(f"{at}command is empty")
+            command = argv
+        cwd = table.get("cwd")
+        if cwd is not None:
+            cwd = str(base / cwd)
+            if not os.path.isdir(cwd):
+                raise ConfigError(f"{at}cwd {cwd} is not a directory")
+        if not isinstance(command, str) and not _findable(command[0], cwd):
+            raise ConfigError(
+                f"{at}cannot find the program {command[0]!r}: it is not a built-in engine"
+                f" ({', '.join(BUILTIN)}) nor "
+                + ("an executable file" if "/" in command[0] else "a command on the PATH")
+            )
+        options = []
+        for key, value in table.get("options", {}).items():
+            if not isinstance(value, str | int | bool | float):
+                raise ConfigError(f"{at}options.{key} must be a string, number or true/false")
+            options.append((key, _option_text(value)))
+        entries.append(
+            {
+                "name": table.get("name"),
+                "command": command,
+                "cwd": cwd,
+                "options": tuple(sorted(options)),
+                "tc": _tc_text(table["tc"], f"{at}tc") if "tc" in table else None,
+                "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
+                if "move_timeout" in table
+                else None,
+            }
+        )
+    explicit: dict[str, int] = {}
+    for n, e in enumerate(entries, 1):
+        name = e["name"]
+        if name is not None:
+            if not name.strip():
+                raise ConfigError(f"{where}engines[{n}]: name is empty")
+            if name in explicit:
+                raise ConfigError(
+                    f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
+                    f" {name!r}; names must differ"
+                )
+            explicit[name] = n
+    taken = set(explicit)
+    out = []
+    for e in entries:
+        if e["name"] is None:
+            try:
+                label = EngineSpec.parse(
+                    e["command"] if isinstance(e["command"], str) else shlex.join(e["command"])
+                ).label
+            except EngineSpecError:  # pragma: no cover - checked above
+                label = "engine"
+            name, k = label, 1
+            while name in taken:
+                k += 1
+                name = f"{label}#{k}"
+            e["name"] = name
+            taken.add(name)
+        out.append(EngineEntry(**e))
+    return tuple(out)
+
+
+def _findable(program: str, cwd: str | None) -> bool:
+    """Whether ``program`` would start: an executable path (relative to the engine's working
+    directory), or a command on the PATH the engine gets."""
+    if "/" in program:
+        path = os.path.join(cwd or os.getcwd(), program)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program, path=os.environ.get("PATH", os.defpath)) is not None
+
+
+def diff_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed from ``old`` to ``new`` (canonical settings), one line per change."""
+    changes: list[str] = []
+    labels = {
+        "games": "games per pairing",
+        "tc": "time control",
+        "move_timeout": "move timeout",
+    }
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key == "engines":
+            changes += _diff_engines(a or [], b or [])
+        elif key == "rules":
+            for rule in sorted(set(a or {}) | set(b or {})):
+                x, y = (a or {}).get(rule), (b or {}).get(rule)
+                if x != y:
+                    changes.append(f"rule {rule}: {x or '(none)'} -> {y or '(none)'}")
+        else:
+            changes.append(f"{labels.get(key, key)}: {_show(a)} -> {_show(b)}")
+    return changes
+
+
+def _diff_engines(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[str]:
+    old_names = [e.get("name") for e in old]
+    new_names = [e.get("name") for e in new]
+    if old_names != new_names:
+        return [f"engines: {', '.join(map(str, old_names))} -> {', '.join(map(str, new_names))}"]
+    out = []
+    for n, (a, b) in enumerate(zip(old, new, strict=True), 1):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                what = "time control" if key == "tc" else key.replace("_", " ")
+                out.append(
+                    f"engine {n} ({a.get('name')}) {what}: {_show(a.get(key))}"
+                    f" -> {_show(b.get(key))}"
+                )
+    return out
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return shlex.join(map(str, value))
+    return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+
+# ------------------------------------------------------------------------------------------
+# The plan
+
+
+def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
+    """The groups of engines that meet: every group (round-robin), or the first engine with
+    every group of the others (gauntlet)."""
+    if fmt == "round-robin":
+        return list(itertools.combinations(range(engines), players))
+    if fmt == "gauntlet":
+        return [(0, *rest) for rest in itertools.combinations(range(1, engines), players - 1)]
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    pairings: tuple[tuple[int, ...], ...]
+    games: tuple[Scheduled, ...]
+
+
+def plan(config: TournamentConfig) -> Plan:
+    """Every game of the tournament, in the order they are played."""
+    if config.seed is None:
+        raise ValueError("the seed is not chosen yet")
+    groups = pairings(config.format, len(config.engines), config.rules.players)
+    n = config.rules.players
+    # Each pairing starts its seat rotation one further than the last, so that an engine's
+    # seats stay balanced over the pairings even when the games per pairing are not.
+    per_pairing = [
+        schedule(
+            config.rules,
+            group[p % n :] + group[: p % n],
+            config.games,
+            config.seed,
+            config.duplicate,
+        )
+        for p, group in enumerate(groups)
+    ]
+    games: list[Scheduled] = []
+    for r in range(config.games):
+        for p, jobs in enumerate(per_pairing):
+            job = jobs[r]
+            games.append(Scheduled(len(games), p, r, job.lineup, config.seed, job.key))
+    return Plan(tuple(groups), tuple(games))
+
+
+def job_of(game: Scheduled, rules: Rules) -> GameJob:
+    return GameJob(game.game, rules, game.seed, game.key, game.seats)
+
+
+# ------------------------------------------------------------------------------------------
+# Jobs and backends
+
+
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    """What every game of a tournament shares: the engines, and how to run and record them.
+    With a ``GameJob`` it is all a game needs (and both can be pickled)."""
+
+    engines: tuple[EngineSpec, ...]
+    names: tuple[str, ...]
+    control: TimeControl
+    startup_timeout: float = 10.0
+    event: str = DEFAULT_EVENT
+    stderr_dir: str | None = None
+
+    @classmethod
+    def of(cls, config: TournamentConfig, stderr_dir: str | None = None) -> JobContext:
+        return cls(
+            config.specs(),
+            config.names,
+            config.control,
+            config.startup_timeout,
+            config.event,
+            stderr_dir,
+        )
+
+    def seats(self) -> Seats:
+        from referee.seats import EngineSeats
+
+        return EngineSeats(
+            self.engines, self.control, self.startup_timeout, None, self.stderr_dir, self.names
+        )
+
+
+def result_of(
+    context: JobContext,
+    job: GameJob,
+    game: GameLog,
+    engines: Sequence[EngineInfo],
+    seconds: float = 0.0,
+) -> GameResult:
+    """A played game as the store keeps it: result, faults, summary and record text."""
+    from ginproto.record import write_game
+
+    record = record_from_log(
+        game,
+        engines,
+        event=context.event,
+        date=datetime.date.today().strftime("%Y.%m.%d"),
+        extra=[("Game", str(job.index + 1))],
+    )
+    summary = summarize(job.lineup, job.key, game)
+    faults: tuple[FaultRow, ...] = ()
+    if game.fault is not None:
+        f = game.fault
+        faults = (FaultRow(job.lineup[f.player], f.player, f.kind.value, f.detail, f.hand),)
+    return GameResult(
+        game=job.index,
+        winner=summary.winner,
+        termination=str(game.game.end),
+        hands=len(game.hands),
+        summary=summary_json(summary),
+        record=write_game(record),
+        faults=faults,
+        seconds=seconds,
+    )
+
+
+def play_job(context: JobContext, job: GameJob) -> GameResult:
+    """The pure job: play one game with fresh engine processes and return its result.
+
+    The same engines, rules, seed, key and seats give the same result (for deterministic
+    engines), wherever it runs; this is what a cluster worker runs.
+    """
+    seats = context.seats()
+    try:
+        started = time.monotonic()
+        game = play_game(job.rules, seats.players(job), job.seed, job.key)
+        info = seats.finished(job, game)
+        seconds = time.monotonic() - started
+    finally:
+        seats.close()
+    return result_of(context, job, game, info, seconds)
+
+
+class Backend(Protocol):
+    """Something that plays ``GameJob``s. ``stop()`` turning true means: start no new game
+    (the games under way finish and are yielded). Results should come in job order (any
+    order is correct, but out-of-order results make the records file be rewritten)."""
+
+    def run(self, jobs: Sequence[GameJob], stop: Callable[[], bool]) -> Iterator[GameResult]: ...
+
+
+class _TimedSeats:
+    """Seats that note when each game starts and ends."""
+
+    def __init__(self, inner: Seats, times: dict[int, float]) -> None:
+        self.inner = inner
+        self.times = times
+
+    def players(self, job: GameJob) -> list[Any]:
+        self.times[job.index] = time.monotonic()
+        return self.inner.players(job)
+
+    def finished(self, job: GameJob, game: GameLog) -> tuple[EngineInfo, ...]:
+        self.times[job.index] = time.monotonic() - self.times[job.index]
+        return self.inner.finished(job, game)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class LocalBackend:
+    """Plays jobs on ``concurrency`` local worker threads, each keeping its engine processes
+    warm from game to game (restarted after a fault), and yields results in job order."""
+
+    def __init__(self, context: JobContext, concurrency: int = 1) -> None:
+        self.context = context
+        self.concurrency = concurrency
+
+    def run(
+        self, jobs: Sequence[GameJob], stop: Callable[[], bool] = lambda: False
+    ) -> Iterator[GameResult]:
+        times: dict[int, float] = {}
+
+        def seats() -> Seats:
+            return _TimedSeats(self.context.seats(), times)
+
+        done: Played
+        for done in run_jobs(jobs, seats, self.concurrency, stop):
+            seconds = times.pop(done.job.index, 0.0)
+            yield result_of(self.context, done.job, done.log, done.engines, seconds)
+
+
+# ------------------------------------------------------------------------------------------
+# Creating, resuming and running
+
+
+def open_tournament(
+    config: TournamentConfig, directory: str | os.PathLike[str], resume: bool
+) -> Store:
+    """Create the store of a new tournament, or open a stored one to resume it.
+
+    A new tournament refuses a directory that already holds one. A resume refuses settings
+    that differ from the stored ones (``SettingsChanged``, naming each change).
+    """
+    folder = os.fspath(directory)
+    if not resume:
+        if Store.exists(folder):
+            with Store.open(folder) as old:
+                done, total = old.counts()
+            raise StoreError(
+                f"{folder} already holds a tournament ({done} of {total} games played);"
+                f" continue it with --resume {folder}, or choose another output directory"
+            )
+        records = Path(folder) / RECORDS_NAME
+        if records.exists():
+            raise StoreError(
+                f"{folder} already holds a records file ({records.name}) but no tournament;"
+                " choose another output directory"
+            )
+        p = plan(config)
+        return Store.create(
+            folder, config.settings(), config.names, p.pairings, p.games, config.run_options()
+        )
+    store = Store.open(folder)
+    changes = diff_settings(store.settings, config.settings())
+    if changes:
+        store.close()
+        raise SettingsChanged(folder, changes)
+    store.set_run_options(config.run_options())
+    return store
+
+
+def stored_config(store: Store, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+    """The config of a stored tournament, with ``overrides`` (the command line's) on top."""
+    table = {**store.settings, **store.run_options}
+    config = build_config(table, None, f"{store.path}: ", overrides)
+    if config.seed is None:  # pragma: no cover - the store always holds one
+        raise StoreError(f"{store.path}: no seed in the stored settings")
+    return config
+
+
+def run_tournament(
+    store: Store,
+    config: TournamentConfig,
+    backend: Backend | None = None,
+    on_game: Callable[[Scheduled, GameResult], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    records: str | os.PathLike[str] | None = None,
+) -> int:
+    """Play every pending game, committing each with its record as it comes; return how many
+    were played. The records file is first reconciled with the store, then appended to."""
+    from referee.store import RecordsFile
+
+    file = RecordsFile(store, records)
+    if file.reconcile():
+        log.warning("%s did not match the store; rewritten from it", file.path)
+    pending = {g.game: g for g in store.games("pending")}
+    jobs = [job_of(g, config.rules) for g in pending.values()]
+    backend = backend or LocalBackend(JobContext.of(config), config.concurrency)
+    played = 0
+    for result in backend.run(jobs, stop):
+        store.commit(result)
+        file.add(result.game, result.record)
+        played += 1
+        if on_game is not None:
+            on_game(pending.pop(result.game), result)
+    return played
+
+
+# ------------------------------------------------------------------------------------------
+# Standings
+
+
+def summary_json(summary: GameSummary) -> str:
+    return json.dumps(
+        {
+            "lineup": list(summary.lineup),
+            "key": summary.key,
+            "winner": summary.winner,
+            "faulted": None if summary.faulted is None else list(summary.faulted),
+            "hands": [list(h) for h in summary.hand_points],
+            "seats": [list(s) for s in summary.seats],
+        },
+        separators=(",", ":"),
+    )
+
+
+def summary_from_json(text: str) -> GameSummary:
+    d = json.loads(text)
+    return GameSummary(
+        lineup=tuple(d["lineup"]),
+        key=d["key"],
+        winner=d["winner"],
+        faulted=None if d["faulted"] is None else (d["faulted"][0], d["faulted"][1]),
+        hand_points=tuple((w, p) for w, p in d["hands"]),
+        seats=tuple(tuple(s) for s in d["seats"]),
+    )
+
+
+def pairwise(summary: GameSummary) -> list[tuple[int, int, float]]:
+    """A game as results between pairs of engines, ``(a, b, score of a)``.
+
+    Two players: the game itself. Three players: the winner beats each of the others, and the
+    others draw with each other (a drawn game is a draw between every pair).
+    """
+    out = []
+    for a, b in itertools.combinations(summary.lineup, 2):
+        w = summary.winner
+        out.append((a, b, 0.5 if w not in (a, b) else (1.0 if w == a else 0.0)))
+    return out
+
+
+class TournamentStandings:
+    """The standings of a tournament: per engine figures and the pairwise cross-table."""
+
+    def __init__(self, names: Sequence[str], confidence: float = 0.95) -> None:
+        self.names = list(names)
+        self.confidence = confidence
+        self.tally = Standings(names)
+        n = len(self.names)
+        self.cross_games = [[0] * n for _ in range(n)]
+        self.cross_score = [[0.0] * n for _ in range(n)]
+
+    @classmethod
+    def from_store(cls, store: Store) -> TournamentStandings:
+        s = cls(store.names)
+        for result in store.results():
+            s.add(summary_from_json(result.summary))
+        return s
+
+    def add(self, summary: GameSummary) -> None:
+        self.tally.add(summary)
+        for a, b, score in pairwise(summary):
+            self.cross_games[a][b] += 1
+            self.cross_games[b][a] += 1
+            self.cross_score[a][b] += score
+            self.cross_score[b][a] += 1.0 - score
+
+    @property
+    def games(self) -> int:
+        return len(self.tally.games)
+
+    def ratings(self) -> tuple[dict[int, stats.EloInterval], float]:
+        """Maximum-likelihood Elo of each engine that played (mean 0), and the virtual draws
+        used: 0, or 1 per engine when some rating would not be finite without them."""
+        n = len(self.names)
+        results: list[tuple[str, str, float]] = []
+        for a in range(n):
+            for b in range(a + 1, n):
+                games = self.cross_games[a][b]
+                # Only a pairing's game count and total score enter the likelihood.
+                mean = self.cross_score[a][b] / games if games else 0.0
+                results += [(self.names[a], self.names[b], mean)] * games
+        if not results:
+            return {}, 0.0
+        prior = 0.0
+        try:
+            by_name = stats.elo_mle(results, self.confidence)
+        except ValueError:
+            prior = 1.0
+            by_name = stats.elo_mle(results, self.confidence, prior_draws=prior)
+        return {self.names.index(k): v for k, v in by_name.items()}, prior
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per engine, best first (by Elo, then score)."""
+        ratings, _ = self.ratings()
+        out = []
+        for i, t in enumerate(self.tally.tallies):
+            pts = stats.mean_interval(t.points, self.confidence) if t.points else None
+            elo = ratings.get(i)
+            out.append(
+                {
+                    "name": t.name,
+                    "games": t.games,
+                    "wins": t.wins,
+                    "losses": t.losses,
+                    "draws": t.draws,
+                    "score": t.score,
+                    "elo": None if elo is None else {"elo": elo.elo, "lo": elo.lo, "hi": elo.hi},
+                    "hands": t.hands,
+                    "points_per_hand": None
+                    if pts is None
+                    else {"mean": pts.mean, "lo": pts.lo, "hi": pts.hi},
+                    "faults": dict(sorted(t.faults.items())),
+                }
+            )
+
+        def order(row: dict[str, Any]) -> tuple[bool, float, float, str]:
+            elo = row["elo"]["elo"] if row["elo"] else 0.0
+            return (row["games"] == 0, -elo, -row["score"], row["name"])
+
+        out.sort(key=order)
+        for rank, row in enumerate(out, 1):
+            row["rank"] = rank
+        return out
+
+    def cross_table(self) -> dict[str, dict[str, dict[str, float | int]]]:
+        """``[a][b]``: a's score against b, and their games (pairs that met)."""
+        out: dict[str, dict[str, dict[str, float | int]]] = {}
+        for a, name in enumerate(self.names):
+            out[name] = {
+                self.names[b]: {"games": g, "score": self.cross_score[a][b]}
+                for b, g in enumerate(self.cross_games[a])
+                if g
+            }
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        _, prior = self.ratings()
+        out: dict[str, Any] = _finite(
+            {
+                "games": self.games,
+                "confidence": self.confidence,
+                "elo_prior_draws": prior,
+                "engines": self.rows(),
+                "cross_table": self.cross_table(),
+            }
+        )
+        return out
+
+    def lines(self) -> list[str]:
+        """The final table and the cross-table, as text."""
+        rows = self.rows()
+        _, prior = self.ratings()
+        width = max([len(r["name"]) for r in rows] + [6])
+        out = [
+            f"{'Rank':<5}{'Engine':<{width + 2}}{'Games':>6}{'Won':>6}{'Lost':>6}{'Drawn':>6}"
+            f"{'Score':>8}{'Elo':>7}{'+/-':>6}{'Pts/hand':>10}  Faults"
+        ]
+        for r in rows:
+            elo, margin = "-", "-"
+            if r["elo"] is not None:
+                e = r["elo"]
+                elo = f"{round(e['elo']) or 0:+d}"  # never "-0"
+                margin = f"{(e['hi'] - e['lo']) / 2:.0f}"
+            pts = r["points_per_hand"]
+            faults = ", ".join(f"{k} {v}" for k, v in r["faults"].items()) or "none"
+            out.append(
+                f"{r['rank']:<5}{r['name']:<{width + 2}}{r['games']:>6}{r['wins']:>6}"
+                f"{r['losses']:>6}{r['draws']:>6}{100 * r['score']:>7.1f}%{elo:>7}{margin:>6}"
+                f"{'-' if pts is None else format(pts['mean'], '+.2f'):>10}  {faults}"
+            )
+        pct = f"{100 * self.confidence:g}%"
+        note = f"Elo: maximum likelihood over all games, mean 0, +/- the {pct} interval"
+        if prior:
+            note += f"; with {prior:g} virtual draw per engine against a 0-rated engine, since"
+            note += " some ratings are not finite otherwise"
+        out += ["", note + "."]
+        # The cross-table, engines in rank order, columns by rank number.
+        order = [self.names.index(r["name"]) for r in rows]
+        cell = max(7, *(len(f"{self.cross_games[a][b]}") * 2 + 4 for a in order for b in order))
+        out += ["", "Cross-table (the row's score against the column):"]
+        out.append(" " * (5 + width + 2) + "".join(f"{k:>{cell}}" for k in range(1, len(rows) + 1)))
+        for rank, a in enumerate(order, 1):
+            cells = []
+            for b in order:
+                g = self.cross_games[a][b]
+                if a == b:
+                    cells.append(f"{'x':>{cell}}")
+                elif not g:
+                    cells.append(f"{'-':>{cell}}")
+                else:
+                    cells.append(f"{self.cross_score[a][b]:g}/{g}".rjust(cell))
+            out.append(f"{rank:<5}{self.names[a]:<{width + 2}}" + "".join(cells))
+        return out
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no infinities: map them to None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+__all__ = [
+    "FORMATS",
+    "Backend",
+    "ConfigError",
+    "EngineEntry",
+    "JobContext",
+    "LocalBackend",
+    "Plan",
+    "SettingsChanged",
+    "TournamentConfig",
+    "TournamentStandings",
+    "build_config",
+    "diff_settings",
+    "job_of",
+    "load_config",
+    "open_tournament",
+    "pairings",
+    "pairwise",
+    "plan",
+    "play_job",
+    "result_of",
+    "run_tournament",
+    "stored_config",
+    "summary_from_json",
+]
