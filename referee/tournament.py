@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import os
+import re
 import shlex
 import shutil
 import time
@@ -47,7 +48,7 @@ from ginproto.rules import Rules, RulesError
 from ginproto.table import GameLog, play_game
 from referee import stats
 from referee.clock import TimeControl, TimeControlError
-from referee.engine import EngineSpec, EngineSpecError
+from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, summarize
 from referee.store import (
@@ -445,12 +446,7 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
     out = []
     for e in entries:
         if e["name"] is None:
-            try:
-                label = EngineSpec.parse(
-                    e["command"] if isinstance(e["command"], str) else shlex.join(e["command"])
-                ).label
-            except EngineSpecError:  # pragma: no cover - checked above
-                label = "engine"
+            label = _default_name(e["command"])
             name, k = label, 1
             while name in taken:
                 k += 1
@@ -459,6 +455,25 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
             taken.add(name)
         out.append(EngineEntry(**e))
     return tuple(out)
+
+
+_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|java|lua)[\d.]*")
+
+
+def _default_name(command: str | tuple[str, ...]) -> str:
+    """A built-in's name, else the program's file name; for an interpreter running a script
+    (``python3 bot.py``, ``node bot.js``, ``python -m bot``), the script's."""
+    if isinstance(command, str):
+        return command
+    program = os.path.basename(command[0])
+    if _INTERPRETER.fullmatch(program):
+        args = command[1:]
+        if "-m" in args[:-1]:
+            return args[args.index("-m") + 1].rpartition(".")[2] or program
+        script = next((a for a in args if not a.startswith("-")), None)
+        if script:
+            return os.path.splitext(os.path.basename(script))[0] or program
+    return program
 
 
 def _findable(program: str, cwd: str | None) -> bool:

@@ -191,6 +191,28 @@ def test_example_config_loads() -> None:
     assert build_config(settings).settings() == settings
 
 
+def test_default_names() -> None:
+    config = build_config(
+        {
+            "seed": 1,
+            "engines": [
+                {"command": "simple"},
+                {"command": "simple"},
+                {"command": f"{sys.executable} -u {GREEDY}"},
+                {"command": [sys.executable, "-m", "engines.random_engine"]},
+                {"command": [sys.executable], "name": "tourney_greedy"},
+            ],
+        }
+    )
+    assert config.names == (
+        "simple",
+        "simple#2",
+        "tourney_greedy#2",
+        "random_engine",
+        "tourney_greedy",
+    )
+
+
 def test_command_line_overrides_the_file(tmp_path: Path) -> None:
     path = write_config(tmp_path, games=4, concurrency=1)
     config = load_config(
