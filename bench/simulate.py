@@ -10,7 +10,8 @@ views) and is reported as hands per second and as a ratio to that baseline:
 - the built-in ``random`` and ``simple`` SDK engines from ``engines/`` (when they are not there,
   the runner's own ``RandomPlayer`` and ``GreedyPlayer`` stand in, and the rows say so);
 - the same random games with every record written and appended (``fsync`` included);
-- ``ginref replay --verify``'s re-run of those records.
+- ``ginref replay --verify``'s re-run of those records;
+- the runner's own ``RandomPlayer``, which shows what the SDK layer costs.
 
 For scale, the design brief quotes peers on this kind of machine: OpenSpiel about 210 random
 hands/s, RLCard about 57. Those numbers are not measured here.
@@ -49,6 +50,7 @@ class Row:
     hands: int
     seconds: float
     note: str = ""
+    games: int = 0
 
     @property
     def rate(self) -> float:
@@ -96,11 +98,13 @@ def games_for(
     seed: str,
     budget: float,
     record: Path | None = None,
+    count: int | None = None,
 ) -> Row:
-    """Whole games through the in-process runner until the time budget is spent."""
+    """Whole games through the in-process runner until the time budget is spent (or exactly
+    ``count`` games, keys 0 on, to repeat another row's games)."""
     hands = games = 0
     spent = 0.0
-    while spent < budget:
+    while (spent < budget) if count is None else (games < count):
         result = run_games(
             rules,
             lambda key: [make(key, p) for p in range(rules.players)],
@@ -114,7 +118,7 @@ def games_for(
         hands += result.hands
         games += 1
         spent += result.seconds
-    return Row("", hands, spent, f"{games} games")
+    return Row("", hands, spent, f"{games} games", games)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows.append(row)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.rec"
-        row = games_for(rules, random_make, args.seed, budget, record=path)
+        same = rows[-1].games  # the very same games again, now with their records
+        row = games_for(rules, random_make, args.seed, budget, record=path, count=same)
         row.name, row.note = "random vs random, records appended", f"{row.note}; fsync per game"
         rows.append(row)
         start = time.perf_counter()
@@ -150,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         seconds = time.perf_counter() - start
         assert report.ok, report.errors[:3]
         rows.append(Row("replay --verify of those records", report.hands, seconds))
+    row = games_for(rules, lambda key, seat: RandomPlayer(f"{key}/{seat}"), args.seed, budget)
+    row.name, row.note = "random vs random, built-in RandomPlayer", f"{row.note}; no SDK layer"
+    rows.append(row)
     row = games_for(rules, simple_make, args.seed, budget)
     row.name, row.note = "simple vs simple, in-process runner", f"{row.note}; {simple_src}"
     rows.append(row)
