@@ -66,8 +66,16 @@ def config(games: int, concurrency: int, seed: int) -> TournamentConfig:
     )
 
 
-def throughput(games: int, concurrency: int, seed: int) -> tuple[int, int, float]:
-    """(games, hands, seconds) of one whole tournament in a fresh directory."""
+def cpu_seconds() -> tuple[float, float]:
+    """CPU time (user + system) of this process, and of its ended children (the engines)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def throughput(games: int, concurrency: int, seed: int) -> tuple[int, int, float, float, float]:
+    """(games, hands, seconds, referee CPU s, engines' CPU s) of one whole tournament in a
+    fresh directory."""
     cfg = config(games, concurrency, seed)
     hands = 0
 
@@ -78,12 +86,15 @@ def throughput(games: int, concurrency: int, seed: int) -> tuple[int, int, float
     with tempfile.TemporaryDirectory(prefix="ginref-bench-") as folder:
         store = open_tournament(cfg, folder, resume=False)
         try:
+            cpu_before = cpu_seconds()
             start = time.perf_counter()
             played = run_tournament(store, cfg, on_game=on_game)
             seconds = time.perf_counter() - start
+            cpu_after = cpu_seconds()  # the engines have been reaped when the run returns
         finally:
             store.close()
-    return played, hands, seconds
+    referee, engines = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
+    return played, hands, seconds, referee, engines
 
 
 def memory(target: int, hands_per_game: float, concurrency: int, seed: int, samples: int) -> None:
@@ -156,20 +167,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Throughput: round-robin of {len(ENGINES)} engines, {args.games} games per pairing")
     print(
         f"{'concurrency':>11} {'games':>6} {'hands':>6} {'seconds':>8} {'games/s':>8}"
-        f" {'hands/s':>8} {'ratio':>6}"
+        f" {'hands/s':>8} {'ratio':>6} {'referee CPU/game':>17} {'engines CPU/game':>17}"
+        f" {'cores busy':>10}"
     )
     base = 0.0
     hands_per_game = 3.0
     for level in range(1, max(1, args.max_concurrency) + 1):
-        games, hands, seconds = throughput(args.games, level, args.seed)
+        games, hands, seconds, referee, engines = throughput(args.games, level, args.seed)
         rate = games / seconds
         base = base or rate
         hands_per_game = hands / games
         print(
             f"{level:>11} {games:>6} {hands:>6} {seconds:>8.2f} {rate:>8.2f}"
-            f" {hands / seconds:>8.1f} {rate / base:>6.2f}"
+            f" {hands / seconds:>8.1f} {rate / base:>6.2f} {1000 * referee / games:>14.1f} ms"
+            f" {1000 * engines / games:>14.1f} ms {(referee + engines) / seconds:>10.2f}"
         )
-    print(f"(cores: {os.cpu_count()}; the ratio is games/s against concurrency 1)")
+    print(
+        f"(cores: {os.cpu_count()}; the ratio is games/s against concurrency 1; cores busy is"
+        " the CPU time of the referee and the engines over the wall time)"
+    )
     if not args.skip_memory:
         memory(args.hands, hands_per_game, min(2, args.max_concurrency), args.seed, args.samples)
     return 0

@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
@@ -303,8 +304,11 @@ def _play(
                 err=True,
             )
             raise click.exceptions.Exit(130) from None
-        except OSError as exc:
-            raise click.ClickException(f"cannot write: {exc}") from None
+        except (OSError, sqlite3.Error, StoreError) as exc:
+            raise click.ClickException(
+                f"cannot store the results in {directory}: {exc}; the games stored so far are"
+                f" kept: resume with ginref tournament --resume {directory}"
+            ) from None
         finally:
             progress.close()
     standings = TournamentStandings.from_store(store)
