@@ -190,3 +190,32 @@ def test_a_bare_game_loop_and_the_runner_agree() -> None:
     log_b, _ = play_one(rules, [GreedyPlayer(), GreedyPlayer()], "agree", 2)
     assert [h.deck for h in log_a.hands] == [h.deck for h in log_b.hands]
     assert log_a.game.totals == log_b.game.totals
+
+
+def test_a_killed_run_leaves_only_whole_games(tmp_path: Path) -> None:
+    """SIGKILL a runner in mid-run: every game in its record file is whole and verifies."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "killed.rec"
+    script = (
+        "from ginproto.rules import Rules\n"
+        "from ginproto.simulate import GreedyPlayer, RandomPlayer, run_games\n"
+        f"run_games(Rules(), lambda k: [GreedyPlayer(), RandomPlayer(k, knocks=True)], 100000,"
+        f" 'kill', record={str(path)!r})\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not path.exists() or path.stat().st_size < 20000):
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait()
+    games = list(read_games(path))
+    assert len(games) >= 5
+    assert all(not g.errors for g in games)
+    assert verify_file(str(path)).ok
