@@ -32,7 +32,6 @@ games back. Errors: ``RecordError(ValueError)``, with ``RecordSyntaxError`` (a m
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
 import os
 import re
@@ -1152,6 +1151,8 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
     after a crash of the whole machine mid-write; then the reader reports the torn game as
     truncated, and the next append starts on a line of its own so later games stay readable.
     """
+    import fcntl  # POSIX only; imported here so that reading records works everywhere
+
     text = record if isinstance(record, str) else write_game(record)
     data = text.encode("utf-8")
     name = os.fspath(path)
