@@ -164,8 +164,8 @@ class Standings:
             )
         out: dict[str, Any] = {"engines": engines, "games": len(self.games)}
         if len(self.tallies) == 2:
-            out["head_to_head"] = _finite(self.head_to_head())
-            out["pairs"] = _finite(self.pairs())
+            out["head_to_head"] = finite_json(self.head_to_head())
+            out["pairs"] = finite_json(self.pairs())
         return out
 
     def lines(self) -> list[str]:
@@ -227,14 +227,14 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
-def _finite(obj: Any) -> Any:
+def finite_json(obj: Any) -> Any:
     """JSON has no infinities: map them to None."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: finite_json(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_finite(v) for v in obj]
+        return [finite_json(v) for v in obj]
     return obj
 
 

@@ -30,7 +30,6 @@ import difflib
 import itertools
 import json
 import logging
-import math
 import os
 import re
 import shlex
@@ -50,7 +49,7 @@ from referee import stats
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
-from referee.report import GameSummary, Standings, summarize
+from referee.report import GameSummary, Standings, finite_json, summarize
 from referee.store import (
     RECORDS_NAME,
     FaultRow,
@@ -938,7 +937,7 @@ class TournamentStandings:
 
     def to_json(self) -> dict[str, Any]:
         _, prior = self.ratings()
-        out: dict[str, Any] = _finite(
+        out: dict[str, Any] = finite_json(
             {
                 "games": self.games,
                 "confidence": self.confidence,
@@ -994,17 +993,6 @@ class TournamentStandings:
                     cells.append(f"{self.cross_score[a][b]:g}/{g}".rjust(cell))
             out.append(f"{rank:<5}{self.names[a]:<{width + 2}}" + "".join(cells))
         return out
-
-
-def _finite(obj: Any) -> Any:
-    """JSON has no infinities: map them to None."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 __all__ = [
