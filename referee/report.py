@@ -25,6 +25,7 @@ class Tally:
     hands_won: int = 0
     points: list[int] = field(default_factory=list)  # per hand played: net points (2p) or scored
     faults: Counter[str] = field(default_factory=Counter)
+    columns_won: int = 0  # Hollywood: games won of the three scored in each series
 
     @property
     def score(self) -> float:
@@ -41,6 +42,7 @@ class GameSummary:
     faulted: tuple[int, str] | None  # (engine index, fault kind)
     hand_points: tuple[tuple[int | None, int], ...]  # (winner engine or None, points)
     seats: tuple[tuple[int, ...], ...]  # the engines holding cards in each hand
+    columns: tuple[int | None, ...] = ()  # Hollywood: the engine that won each of the 3 games
 
 
 def summarize(lineup: Sequence[int], key: int, game_log: GameLog) -> GameSummary:
@@ -60,6 +62,9 @@ def summarize(lineup: Sequence[int], key: int, game_log: GameLog) -> GameSummary
         faulted=None if fault is None else (lineup[fault.player], fault.kind.value),
         hand_points=tuple(hands),
         seats=tuple(seats),
+        columns=tuple(None if w is None else lineup[w] for w in game_log.game.game_winners)
+        if len(game_log.game.game_winners) > 1
+        else (),
     )
 
 
@@ -85,6 +90,9 @@ class Standings:
                 t.losses += 1
         if game.faulted is not None:
             self.tallies[game.faulted[0]].faults[game.faulted[1]] += 1
+        for column_winner in game.columns:
+            if column_winner is not None:
+                self.tallies[column_winner].columns_won += 1
         for (winner, points), seated in zip(game.hand_points, game.seats, strict=True):
             for e in seated:
                 t = self.tallies[e]
@@ -160,6 +168,7 @@ class Standings:
                     if pts is None
                     else {"mean": pts.mean, "lo": pts.lo, "hi": pts.hi},
                     "faults": dict(sorted(t.faults.items())),
+                    "hollywood_games_won": t.columns_won,
                 }
             )
         out: dict[str, Any] = {"engines": engines, "games": len(self.games)}
@@ -193,6 +202,10 @@ class Standings:
                     f"Duplicate pairs: {pairs['pairs']}, pentanomial {pairs['pentanomial']},"
                     f" Elo {_elo_text(pairs)}"
                 )
+        if any(g.columns for g in self.games):
+            series = sum(1 for g in self.games if g.columns)
+            won = ", ".join(f"{t.name} {t.columns_won}" for t in self.tallies)
+            out.append(f"Hollywood games won (three per series, {series} series): {won}")
         out.append("")
         out.append(
             f"{'Rank':<5}{'Engine':<22}{'Games':>6}{'Won':>6}{'Lost':>6}{'Drawn':>6}"

@@ -112,6 +112,8 @@ class EngineSeats:
         for engine in self.engines:
             with contextlib.suppress(Exception):  # closing must go on for the others
                 engine.finish_match()
+        if self.debug_log is not None:
+            self.debug_log.flush(self.worker, f"end of the match (worker {self.worker})")
 
 
 def _safe(name: str) -> str:

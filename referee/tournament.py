@@ -810,6 +810,7 @@ def summary_json(summary: GameSummary) -> str:
             "faulted": None if summary.faulted is None else list(summary.faulted),
             "hands": [list(h) for h in summary.hand_points],
             "seats": [list(s) for s in summary.seats],
+            "columns": list(summary.columns),
         },
         separators=(",", ":"),
     )
@@ -824,6 +825,7 @@ def summary_from_json(text: str) -> GameSummary:
         faulted=None if d["faulted"] is None else (d["faulted"][0], d["faulted"][1]),
         hand_points=tuple((w, p) for w, p in d["hands"]),
         seats=tuple(tuple(s) for s in d["seats"]),
+        columns=tuple(d.get("columns", ())),
     )
 
 

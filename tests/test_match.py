@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -311,3 +312,41 @@ def test_json_output_has_the_figures() -> None:
     data = json.loads(result.output)
     assert data["games"] == 2 and data["engines"][0]["name"] == "Simple"
     assert set(data["head_to_head"]) >= {"wins", "losses", "draws", "elo", "los"}
+
+
+def test_hollywood_standings_show_the_three_games_of_each_series() -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match",
+            "simple",
+            "random",
+            "--variant",
+            "hollywood",
+            "--games",
+            "2",
+            "--seed",
+            "4",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("Hollywood games won"))
+    counts = [int(n) for n in re.findall(r" (\d+)(?:,|$)", line)]
+    assert "2 series" in line and sum(counts) == 6  # every series closes all three games
+
+
+def test_debug_log_has_every_line_with_time_engine_and_direction(tmp_path: Path) -> None:
+    log = tmp_path / "debug.log"
+    result = CliRunner().invoke(
+        cli,
+        ["match", "simple", "random", "--games", "2", "--seed", "2", "-q", "--debug-log", str(log)],
+    )
+    assert result.exit_code == 0, result.output
+    lines = log.read_text().splitlines()
+    assert lines[0] == "# game 1" and "# game 2" in lines
+    sent = [x for x in lines if " > " in x and not x.startswith("#")]
+    received = [x for x in lines if " < " in x]
+    assert any(re.fullmatch(r" *\d+\.\d{4} Simple > position .*", x) for x in sent)
+    assert any(re.fullmatch(r" *\d+\.\d{4} Random < move \w+.*", x) for x in received)
+    assert any(" > gin protocol 1" in x for x in sent) and any(" > quit" in x for x in sent)
