@@ -7,11 +7,19 @@ run ``GameJob``s (a cluster, say) can stand in for it, since a job needs nothing
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import datetime
 import logging
+import multiprocessing
+import multiprocessing.queues
 import os
+import pickle
 import queue
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -97,54 +105,55 @@ def run_jobs(
     seats_factory: Callable[[], Seats],
     concurrency: int = 1,
     stop: Callable[[], bool] = lambda: False,
+    processes: bool | None = None,
 ) -> Iterator[Played]:
     """Play ``jobs`` on ``concurrency`` workers and yield them **in job order** as they finish.
 
     Each worker has its own ``Seats``. When ``stop()`` turns true, no new job starts; the
     jobs under way finish and are yielded. Every worker's seats are closed before the
     iterator ends, whatever happens (an exception or the consumer leaving early included).
+
+    With more than one worker, the workers are processes (``processes=None`` chooses them
+    wherever ``fork`` exists), so that the referee's own work runs on every core instead of
+    taking turns under one interpreter lock. A worker process ignores Ctrl-C (the caller
+    decides when to stop) and ends, closing its engines, if the referee itself dies.
     """
-    todo: queue.Queue[GameJob | None] = queue.Queue()
-    for job in jobs:
-        todo.put(job)
-    done: queue.Queue[Played | BaseException | None] = queue.Queue()  # None: a worker ended
-    quit_now = threading.Event()
     workers = max(1, min(concurrency, len(jobs)))
+    if processes is None:
+        processes = workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+    if processes:
+        return _in_order(jobs, _ProcessWorkers(jobs, seats_factory, workers), stop)
+    return _in_order(jobs, _ThreadWorkers(jobs, seats_factory, workers), stop)
 
-    def work() -> None:
-        seats: Seats | None = None
-        try:
-            seats = seats_factory()
-            while not quit_now.is_set() and not stop():
-                try:
-                    job = todo.get_nowait()
-                except queue.Empty:
-                    break
-                if job is None:
-                    break
-                game = play_game(job.rules, seats.players(job), job.seed, job.key)
-                done.put(Played(job, game, seats.finished(job, game)))
-        except BaseException as exc:  # a bug: hand it to the consumer
-            done.put(exc)
-        finally:
-            if seats is not None:
-                seats.close()
-            done.put(None)
 
-    threads = [
-        threading.Thread(target=work, name=f"game-worker-{i}", daemon=True) for i in range(workers)
-    ]
-    for t in threads:
-        t.start()
+class _AllEnded:
+    """Every worker has ended."""
+
+
+ALL_ENDED = _AllEnded()
+
+
+class _Workers(Protocol):
+    def start(self) -> None: ...
+    def next(self, stop: Callable[[], bool]) -> Played | BaseException | _AllEnded | None: ...
+    def shutdown(self) -> None: ...
+
+
+def _in_order(
+    jobs: Sequence[GameJob], workers: _Workers, stop: Callable[[], bool]
+) -> Iterator[Played]:
+    """Yield the workers' results in job order. ``next`` gives a result, an exception to
+    raise, ``None`` when a worker ended, or ``ALL_ENDED``."""
     pending: dict[int, Played] = {}
     order = [job.index for job in jobs]
     next_pos = 0
-    alive = workers
+    workers.start()
     try:
-        while alive:
-            item = done.get()
+        while True:
+            item = workers.next(stop)
+            if isinstance(item, _AllEnded):
+                break
             if item is None:
-                alive -= 1
                 continue
             if isinstance(item, BaseException):
                 raise item
@@ -156,9 +165,188 @@ def run_jobs(
         for index in sorted(pending, key=order.index):
             yield pending.pop(index)
     finally:
-        quit_now.set()
-        for t in threads:
+        workers.shutdown()
+
+
+def _work(
+    seats_factory: Callable[[], Seats],
+    take: Callable[[], GameJob | None],
+    put: Callable[[Played | BaseException | None], None],
+    stopping: Callable[[], bool],
+) -> None:
+    """One worker's loop, the same in a thread and in a process."""
+    seats: Seats | None = None
+    try:
+        seats = seats_factory()
+        while not stopping():
+            job = take()
+            if job is None:
+                break
+            game = play_game(job.rules, seats.players(job), job.seed, job.key)
+            put(Played(job, game, seats.finished(job, game)))
+    except BaseException as exc:  # a bug, or the worker told to end: hand it on
+        put(exc)
+    finally:
+        if seats is not None:
+            seats.close()
+        put(None)
+
+
+class _ThreadWorkers:
+    def __init__(
+        self, jobs: Sequence[GameJob], seats_factory: Callable[[], Seats], workers: int
+    ) -> None:
+        self.todo: queue.Queue[GameJob] = queue.Queue()
+        for job in jobs:
+            self.todo.put(job)
+        self.done: queue.Queue[Played | BaseException | None] = queue.Queue()
+        self.quit = threading.Event()
+        self.stopped = False
+        self.alive = workers
+        self.threads = [
+            threading.Thread(
+                target=_work,
+                args=(seats_factory, self._take, self.done.put, self._stopping),
+                name=f"game-worker-{i}",
+                daemon=True,
+            )
+            for i in range(workers)
+        ]
+
+    def _take(self) -> GameJob | None:
+        try:
+            return self.todo.get_nowait()
+        except queue.Empty:
+            return None
+
+    def _stopping(self) -> bool:
+        return self.quit.is_set()
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def next(self, stop: Callable[[], bool]) -> Played | BaseException | _AllEnded | None:
+        if not self.alive:
+            return ALL_ENDED
+        while True:
+            if stop():
+                self.quit.set()
+            try:
+                item = self.done.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                self.alive -= 1
+            return item
+
+    def shutdown(self) -> None:
+        self.quit.set()
+        for t in self.threads:
             t.join(timeout=30)
+
+
+class _ProcessWorkers:
+    def __init__(
+        self, jobs: Sequence[GameJob], seats_factory: Callable[[], Seats], workers: int
+    ) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.todo: multiprocessing.queues.Queue[GameJob | None] = ctx.Queue()
+        for job in jobs:
+            self.todo.put(job)
+        for _ in range(workers):
+            self.todo.put(None)
+        self.done: multiprocessing.queues.Queue[Played | BaseException | None] = ctx.Queue()
+        self.quit = ctx.Event()
+        self.alive = workers
+        self.procs = [
+            ctx.Process(
+                target=_process_main,
+                args=(seats_factory, self.todo, self.done, self.quit),
+                name=f"game-worker-{i}",
+                daemon=True,
+            )
+            for i in range(workers)
+        ]
+
+    def start(self) -> None:
+        for p in self.procs:
+            p.start()
+
+    def next(self, stop: Callable[[], bool]) -> Played | BaseException | _AllEnded | None:
+        while self.alive:
+            if stop():
+                self.quit.set()
+            try:
+                item = self.done.get(timeout=0.2)
+            except queue.Empty:
+                if not any(p.is_alive() for p in self.procs) and self.done.empty():
+                    return RuntimeError("a game worker process died unexpectedly")
+                continue
+            if item is None:
+                self.alive -= 1
+            return item
+        return ALL_ENDED
+
+    def shutdown(self) -> None:
+        self.quit.set()
+        deadline = time.monotonic() + 30
+        for p in self.procs:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()  # SIGTERM: the worker closes its engines on the way out
+                p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+        self.done.close()
+        self.todo.close()
+
+
+def _process_main(
+    seats_factory: Callable[[], Seats],
+    todo: multiprocessing.queues.Queue[GameJob | None],
+    done: multiprocessing.queues.Queue[Played | BaseException | None],
+    quit_event: threading.Event,
+) -> None:
+    """A worker process: Ctrl-C is the referee's to handle; SIGTERM, or the referee's death,
+    ends the worker through its ``finally``, which closes every engine it started."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def terminate(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+    _die_with_parent()
+
+    def put(item: Played | BaseException | None) -> None:
+        if isinstance(item, BaseException):
+            item = _picklable(item)
+        done.put(item)
+
+    _work(seats_factory, todo.get, put, quit_event.is_set)
+    done.close()
+    done.join_thread()
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    try:
+        pickle.dumps(exc)
+    except Exception:  # whatever stops pickling it, a plain copy will do
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send SIGTERM to this process when its parent dies (no orphans)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the request
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 # ------------------------------------------------------------------------------------------

@@ -30,10 +30,10 @@ class DebugLog:
         self.path = Path(path)
         self.path.write_text("")
         self._lock = threading.Lock()
-        self._buffers: dict[int, list[str]] = {}
+        self._buffers: dict[str, list[str]] = {}
         self._started = time.monotonic()
 
-    def hook(self, worker: int, engine: str) -> LineHook:
+    def hook(self, worker: str, engine: str) -> LineHook:
         buffer = self._buffers.setdefault(worker, [])
 
         def on_line(direction: str, line: str) -> None:
@@ -43,14 +43,21 @@ class DebugLog:
 
         return on_line
 
-    def flush(self, worker: int, title: str) -> None:
+    def flush(self, worker: str, title: str) -> None:
+        """Append the worker's lines under ``title`` with one write on an ``O_APPEND``
+        descriptor, so workers in other threads and processes never interleave."""
         buffer = self._buffers.get(worker)
         if buffer is None:
             return
-        text = f"# {title}\n" + "".join(buffer)
+        data = (f"# {title}\n" + "".join(buffer)).encode("utf-8")
         buffer.clear()
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(text)
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                while data:
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
 
 
 class EngineSeats:
@@ -70,7 +77,8 @@ class EngineSeats:
     ) -> None:
         with EngineSeats._count_lock:
             EngineSeats._workers += 1
-            self.worker = EngineSeats._workers
+            # Unique across the worker processes too (each counts from the same start).
+            self.worker = f"{os.getpid()}.{EngineSeats._workers}"
         self.debug_log = debug_log
         self.names = list(names) if names is not None else [s.label for s in specs]
         self.engines: list[EnginePlayer] = []
