@@ -163,10 +163,12 @@ def unquote(text: str, start: int = 0) -> tuple[str, int]:
                 continue
             width = {"x": 2, "u": 4}.get(nxt)
             digits = text[i + 2 : i + 2 + width] if width else ""
-            if not width or len(digits) != width or any(
-                c not in "0123456789abcdef" for c in digits
+            if (
+                not width
+                or len(digits) != width
+                or any(c not in "0123456789abcdef" for c in digits)
             ):
-                raise ValueError(f"bad escape {text[i:i + 6]!r} in a quoted string")
+                raise ValueError(f"bad escape {text[i : i + 6]!r} in a quoted string")
             out.append(chr(int(digits, 16)))
             i += 2 + width
             continue
@@ -851,7 +853,7 @@ def _parse_hand(tokens: list[str]) -> HandStart:
 
 def _parse_fault(text: str, tokens: list[str]) -> FaultLine:
     if len(tokens) < 4:
-        raise _Bad('expected \'fault P KIND "detail"\'')
+        raise _Bad("expected 'fault P KIND \"detail\"'")
     player = _player(tokens[1])
     try:
         kind = FaultKind(tokens[2])
@@ -872,7 +874,7 @@ def _parse_header(text: str) -> Header:
     space = text.find(" ")
     name = text[1:space] if space > 0 else ""
     if not _header_name_ok(name):
-        raise _Bad('expected a header \'[Name "value"]\'')
+        raise _Bad("expected a header '[Name \"value\"]'")
     try:
         value, end = unquote(text, space + 1)
     except ValueError as exc:
@@ -1180,14 +1182,14 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
     finally:
         os.close(fd)  # closing releases the lock
     if created:
-        _fsync_dir(Path(name).resolve().parent)
+        fsync_dir(Path(name).resolve().parent)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a file's creation or rename in ``directory`` durable (best effort)."""
     with contextlib.suppress(OSError):
         dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-

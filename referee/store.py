@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ginproto.record import append_game
+from ginproto.record import append_game, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ class Store:
                 db.close()
             _fsync(tmp)
             os.replace(tmp, path)
-            _fsync_dir(folder)
+            fsync_dir(folder)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot create the store in {folder}: {exc}") from None
         return cls.open(folder)
@@ -450,7 +450,7 @@ class RecordsFile:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self.last = self.store.last_done()
         log.info("rewrote %s from the store", self.path)
 
@@ -509,12 +509,3 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
