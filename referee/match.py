@@ -126,6 +126,9 @@ def run_jobs(
     return _in_order(jobs, _ThreadWorkers(jobs, seats_factory, workers), stop)
 
 
+_GRACE = 3.0  # seconds the games in progress get to end after an error or Ctrl-C
+
+
 class _AllEnded:
     """Every worker has ended."""
 
@@ -203,10 +206,17 @@ class _ThreadWorkers:
         self.quit = threading.Event()
         self.stopped = False
         self.alive = workers
+        self.seats: list[Seats] = []
+
+        def make_seats() -> Seats:
+            seats = seats_factory()
+            self.seats.append(seats)
+            return seats
+
         self.threads = [
             threading.Thread(
                 target=_work,
-                args=(seats_factory, self._take, self.done.put, self._stopping),
+                args=(make_seats, self._take, self.done.put, self._stopping),
                 name=f"game-worker-{i}",
                 daemon=True,
             )
@@ -241,9 +251,18 @@ class _ThreadWorkers:
             return item
 
     def shutdown(self) -> None:
+        """After a normal end the workers are done already. After an error or Ctrl-C, the
+        games in progress get a moment, then their engines are closed under them."""
         self.quit.set()
+        deadline = time.monotonic() + _GRACE
         for t in self.threads:
-            t.join(timeout=30)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        if any(t.is_alive() for t in self.threads):
+            for seats in self.seats:
+                with contextlib.suppress(Exception):
+                    seats.close()
+            for t in self.threads:
+                t.join(timeout=10)
 
 
 class _ProcessWorkers:
@@ -290,7 +309,7 @@ class _ProcessWorkers:
 
     def shutdown(self) -> None:
         self.quit.set()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + _GRACE
         for p in self.procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
         for p in self.procs:
