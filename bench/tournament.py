@@ -7,9 +7,9 @@ the SQLite store with one transaction per game, the records file):
    seed) in a fresh store at concurrency 1, then at 2 (and up to ``--max-concurrency``); games/s,
    hands/s and each one's ratio to concurrency 1, the baseline;
 2. memory: a round-robin of the same engines that stops after ``--hands`` hands (default 2000;
-   ``--hands 10000`` for the full check), with the resident set size of this process (the
-   referee: the engines are other processes) printed at intervals, and its growth from the
-   first sample after warm-up to the end.
+   ``--hands 10000`` for the full check), with the resident set size of the referee (this
+   process and its game-worker processes; the engines are other programs) printed at
+   intervals, and its growth from the first sample after warm-up to the end.
 
 Usage: ``python bench/tournament.py [--games N] [--hands H] [--max-concurrency C]
 [--skip-memory]``
@@ -40,13 +40,37 @@ ENGINES: list[dict[str, Any]] = [
 ]
 
 
+def _vm_rss(pid: str) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def rss_kib() -> int:
-    """This process's resident set size now (``VmRSS``), or its peak where /proc is missing."""
+    """The referee's resident set size now (``VmRSS``): this process plus its game-worker
+    processes (forked children running this same program; the engines are other programs).
+    Where /proc is missing, this process's peak."""
     try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+        me = str(os.getpid())
+        total = _vm_rss(me)
+        with open(f"/proc/{me}/cmdline", "rb") as f:
+            own = f.read()
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid == me:
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                    ppid = f.read().rsplit(")", 1)[1].split()[1]
+                if ppid != me:
+                    continue
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if f.read() == own:
+                        total += _vm_rss(pid)
+            except OSError:
+                continue
+        return total
     except OSError:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -7,6 +7,7 @@ run ``GameJob``s (a cluster, say) can stand in for it, since a job needs nothing
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import datetime
@@ -266,15 +267,18 @@ class _ThreadWorkers:
 
 
 class _ProcessWorkers:
+    """Worker processes fed a few jobs at a time, so that the job pipe never fills: a stop
+    leaves no process waiting to write jobs that nobody will read."""
+
     def __init__(
         self, jobs: Sequence[GameJob], seats_factory: Callable[[], Seats], workers: int
     ) -> None:
         ctx = multiprocessing.get_context("fork")
+        self.jobs = collections.deque(jobs)
+        self.workers = workers
+        self.queued = 0  # jobs handed over and not yet finished
+        self.closed_feed = False
         self.todo: multiprocessing.queues.Queue[GameJob | None] = ctx.Queue()
-        for job in jobs:
-            self.todo.put(job)
-        for _ in range(workers):
-            self.todo.put(None)
         self.done: multiprocessing.queues.Queue[Played | BaseException | None] = ctx.Queue()
         self.quit = ctx.Event()
         self.alive = workers
@@ -288,14 +292,26 @@ class _ProcessWorkers:
             for i in range(workers)
         ]
 
+    def _feed(self) -> None:
+        while not self.closed_feed and self.queued < 2 * self.workers:
+            if self.quit.is_set() or not self.jobs:
+                for _ in range(self.workers):
+                    self.todo.put(None)  # one end-of-work mark per worker
+                self.closed_feed = True
+                return
+            self.todo.put(self.jobs.popleft())
+            self.queued += 1
+
     def start(self) -> None:
+        self._feed()
         for p in self.procs:
             p.start()
 
     def next(self, stop: Callable[[], bool]) -> Played | BaseException | _AllEnded | None:
         while self.alive:
-            if stop():
+            if stop() and not self.quit.is_set():
                 self.quit.set()
+                self._feed()
             try:
                 item = self.done.get(timeout=0.2)
             except queue.Empty:
@@ -304,11 +320,16 @@ class _ProcessWorkers:
                 continue
             if item is None:
                 self.alive -= 1
+            elif isinstance(item, Played):
+                self.queued -= 1
+                self._feed()
             return item
         return ALL_ENDED
 
     def shutdown(self) -> None:
         self.quit.set()
+        self._feed()
+        self.todo.cancel_join_thread()  # jobs no worker took need not be flushed
         deadline = time.monotonic() + _GRACE
         for p in self.procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
