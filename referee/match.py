@@ -461,7 +461,7 @@ def run_match(
     debug = DebugLog(config.debug_log) if config.debug_log else None
     if config.stderr_dir:
         os.makedirs(config.stderr_dir, exist_ok=True)
-    standings = Standings(names)
+    standings = Standings(names, config.duplicate)
     sprt = SPRT(*config.sprt) if config.sprt else None
     decided = threading.Event()
     today = datetime.date.today().strftime("%Y.%m.%d")

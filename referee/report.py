@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,8 @@ class Tally:
     draws: int = 0
     hands: int = 0
     hands_won: int = 0
-    points: list[int] = field(default_factory=list)  # per hand played: net points (2p) or scored
+    points: stats.RunningMean = field(default_factory=stats.RunningMean)  # per hand played:
+    # net points in the two-player games, points scored in the three-player game
     faults: Counter[str] = field(default_factory=Counter)
     columns_won: int = 0  # Hollywood: games won of the three scored in each series
 
@@ -71,13 +72,28 @@ def summarize(lineup: Sequence[int], key: int, game_log: GameLog) -> GameSummary
 class Standings:
     """Accumulates game summaries and computes the figures of the result block."""
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], duplicate: bool = False) -> None:
         self.names = list(names)
+        self.duplicate = duplicate  # pair the games that share a deck sequence
         self.tallies = [Tally(n) for n in names]
-        self.games: list[GameSummary] = []
+        self.games = 0
+        self.hollywood_series = 0
+        self._open_pairs: dict[tuple[int, tuple[int, ...]], float] = {}  # first game's score
+        self.pair_scores: list[float] = []
 
     def add(self, game: GameSummary) -> None:
-        self.games.append(game)
+        self.games += 1
+        if game.columns:
+            self.hollywood_series += 1
+        if self.duplicate and len(game.lineup) == 2:
+            # The two games of a pair share the deck key, with the seats swapped.
+            pair = (game.key, tuple(sorted(game.lineup)))
+            score = _score_for(game, 0)
+            first = self._open_pairs.pop(pair, None)
+            if first is None:
+                self._open_pairs[pair] = score
+            else:
+                self.pair_scores.append(first + score)
         two = len(game.lineup) == 2
         for e in game.lineup:
             t = self.tallies[e]
@@ -100,9 +116,9 @@ class Standings:
                 if winner == e:
                     t.hands_won += 1
                 if two:
-                    t.points.append(0 if winner is None else (points if winner == e else -points))
+                    t.points.add(0 if winner is None else (points if winner == e else -points))
                 else:
-                    t.points.append(points if winner == e else 0)
+                    t.points.add(points if winner == e else 0)
 
     # -- two engines ------------------------------------------------------------------------
     def head_to_head(self) -> dict[str, Any]:
@@ -119,26 +135,19 @@ class Standings:
             elo = stats.elo_interval(a.wins, a.losses, a.draws)
             out["elo"] = {"elo": elo.elo, "lo": elo.lo, "hi": elo.hi}
         out["los"] = stats.los(a.wins, a.losses) if a.wins + a.losses else None
-        if a.points:
-            m = stats.mean_interval(a.points)
+        if a.points.n:
+            m = a.points.interval()
             out["points_per_hand"] = {
                 "mean": m.mean,
                 "lo": m.lo,
                 "hi": m.hi,
-                "hands": len(a.points),
+                "hands": a.points.n,
             }
         return out
 
     def pairs(self) -> dict[str, Any] | None:
         """Duplicate statistics: the games that share a deck sequence, scored as pairs."""
-        by_key: dict[int, list[GameSummary]] = {}
-        for g in self.games:
-            by_key.setdefault(g.key, []).append(g)
-        pair_scores = []
-        for group in by_key.values():
-            if len(group) != 2:
-                continue
-            pair_scores.append(sum(_score_for(g, 0) for g in group))
+        pair_scores = self.pair_scores
         if not pair_scores:
             return None
         ps = stats.pair_stats(pair_scores)
@@ -153,7 +162,7 @@ class Standings:
     def to_json(self) -> dict[str, Any]:
         engines = []
         for t in self.tallies:
-            pts = stats.mean_interval(t.points) if t.points else None
+            pts = t.points.interval() if t.points.n else None
             engines.append(
                 {
                     "name": t.name,
@@ -171,7 +180,7 @@ class Standings:
                     "hollywood_games_won": t.columns_won,
                 }
             )
-        out: dict[str, Any] = {"engines": engines, "games": len(self.games)}
+        out: dict[str, Any] = {"engines": engines, "games": self.games}
         if len(self.tallies) == 2:
             out["head_to_head"] = finite_json(self.head_to_head())
             out["pairs"] = finite_json(self.pairs())
@@ -202,8 +211,8 @@ class Standings:
                     f"Duplicate pairs: {pairs['pairs']}, pentanomial {pairs['pentanomial']},"
                     f" Elo {_elo_text(pairs)}"
                 )
-        if any(g.columns for g in self.games):
-            series = sum(1 for g in self.games if g.columns)
+        if self.hollywood_series:
+            series = self.hollywood_series
             won = ", ".join(f"{t.name} {t.columns_won}" for t in self.tallies)
             out.append(f"Hollywood games won (three per series, {series} series): {won}")
         out.append("")
@@ -214,7 +223,7 @@ class Standings:
         order = sorted(range(len(self.tallies)), key=lambda i: -self.tallies[i].score)
         for rank, i in enumerate(order, 1):
             t = self.tallies[i]
-            pts = f"{sum(t.points) / len(t.points):+.2f}" if t.points else "-"
+            pts = f"{t.points.mean:+.2f}" if t.points.n else "-"
             faults = ", ".join(f"{k} {v}" for k, v in sorted(t.faults.items())) or "none"
             out.append(
                 f"{rank:<5}{t.name[:21]:<22}{t.games:>6}{t.wins:>6}{t.losses:>6}{t.draws:>6}"
@@ -249,10 +258,3 @@ def finite_json(obj: Any) -> Any:
     if isinstance(obj, list):
         return [finite_json(v) for v in obj]
     return obj
-
-
-def standings_of(names: Sequence[str], games: Iterable[GameSummary]) -> Standings:
-    s = Standings(names)
-    for g in games:
-        s.add(g)
-    return s

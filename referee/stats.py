@@ -244,6 +244,33 @@ def mean_interval(values: Iterable[float], confidence: float = 0.95) -> MeanInte
     return MeanInterval(mean, mean - half, mean + half)
 
 
+class RunningMean:
+    """``mean_interval`` over a stream, in constant memory (Welford's update), so that the
+    standings of a run of any length keep no per-hand list."""
+
+    __slots__ = ("_m2", "mean", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.mean = 0.0
+        self._m2 = 0.0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        delta = value - self.mean
+        self.mean += delta / self.n
+        self._m2 += delta * (value - self.mean)
+
+    def interval(self, confidence: float = 0.95) -> MeanInterval:
+        """The same figures as ``mean_interval`` of every value added."""
+        if not self.n:
+            raise ValueError("mean_interval of no values")
+        if self.n == 1:
+            return MeanInterval(self.mean, -math.inf, math.inf)
+        half = _z(confidence) * math.sqrt(self._m2 / (self.n - 1)) / math.sqrt(self.n)
+        return MeanInterval(self.mean, self.mean - half, self.mean + half)
+
+
 # --------------------------------------------------------------------------- duplicate pairs
 
 

@@ -870,7 +870,7 @@ class TournamentStandings:
 
     @property
     def games(self) -> int:
-        return len(self.tally.games)
+        return self.tally.games
 
     def ratings(self) -> tuple[dict[int, stats.EloInterval], float]:
         """Maximum-likelihood Elo of each engine that played (mean 0), and the virtual draws
@@ -898,7 +898,7 @@ class TournamentStandings:
         ratings, _ = self.ratings()
         out = []
         for i, t in enumerate(self.tally.tallies):
-            pts = stats.mean_interval(t.points, self.confidence) if t.points else None
+            pts = t.points.interval(self.confidence) if t.points.n else None
             elo = ratings.get(i)
             out.append(
                 {

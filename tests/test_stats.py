@@ -286,3 +286,20 @@ def test_mle_prior_shrinks_toward_the_mean() -> None:
     shrunk = elo_mle(_games("A", "B", 60, 40), prior_draws=10.0)
     assert 0 < shrunk["A"].elo < plain["A"].elo
     assert round(ELO_PER_NAT, 4) == 173.7178  # 400 / ln 10
+
+
+def test_running_mean_gives_the_same_interval_in_constant_memory() -> None:
+    import random
+
+    from referee.stats import RunningMean, mean_interval
+
+    rng = random.Random(5)
+    values = [rng.randint(-60, 90) for _ in range(5000)]
+    running = RunningMean()
+    for v in values:
+        running.add(v)
+    expected = mean_interval(values)
+    got = running.interval()
+    assert running.n == 5000
+    assert got.mean == approx(expected.mean, abs=1e-9)
+    assert got.lo == approx(expected.lo, abs=1e-9) and got.hi == approx(expected.hi, abs=1e-9)
