@@ -671,6 +671,8 @@ def record_from_log(
             if step.advice is not None and hand.roles is not None:
                 items.append(Advice(hand.roles.sitter, step.advice))
             items.append(turn_event(step.player, step.turn))
+        if hand.advice is not None and hand.roles is not None:
+            items.append(Advice(hand.roles.sitter, hand.advice))  # before the captain's fault
         if hand.entry is not None:
             items += entry_events(hand.entry, rules)
     if log.fault is not None:

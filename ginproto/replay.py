@@ -221,9 +221,13 @@ class _Replayer:
             raise self.fail(f"player {roles.sitter} sits out and advises, not {event.player}")
         if self.advice is not None:
             raise self.fail("a second advice line for one decision")
-        plain = Move(event.move.kind, event.move.card)
-        if plain not in game.view(roles.sitter).hand.legal_moves():
-            raise self.fail(f"the advice {event.move} is not a legal move for the captain")
+        assert game.hand is not None
+        try:
+            game.hand.check(event.move)
+        except IllegalMoveError as exc:
+            raise self.fail(
+                f"the advice {event.move} is not a legal move for the captain: {exc}"
+            ) from None
         self.advice = event
 
     def play(self, event: Play) -> None:
@@ -290,11 +294,12 @@ class _Replayer:
             return
         if not sep:
             return
-        if advice and game.roles is not None:
-            legal = game.view(game.roles.sitter).hand.legal_moves()
-            if Move(move.kind, move.card) in legal:
-                raise self.fail(f"the fault says the advice {move} is illegal, but it is legal")
-            return
+        if advice and game.roles is not None and game.hand is not None:
+            try:
+                game.hand.check(move)
+            except IllegalMoveError:
+                return
+            raise self.fail(f"the fault says the advice {move} is illegal, but it is legal")
         trial = copy.deepcopy(game)
         try:
             trial.apply(move)

@@ -106,6 +106,7 @@ class HandLog:
     roles: Roles | None
     steps: list[Step] = field(default_factory=list)
     entry: Entry | None = None
+    advice: Move | None = None  # advice for a decision the game ended on (a captain's fault)
 
 
 @dataclass(slots=True)
@@ -193,6 +194,7 @@ def play_game(
                 if game.roles is not None and mover == game.roles.captain:
                     advice = _advice(game, ask)
                     view = dataclasses.replace(view, advice=advice)
+                hand_log.advice = advice
                 move = ask(mover, view, Decision(hand.phase.value))
                 try:
                     turn = game.apply(move)
@@ -200,6 +202,7 @@ def play_game(
                     raise _Forfeit(mover, FaultKind.ILLEGAL, f"{move}: {exc}") from None
                 step = Step(mover, turn, advice)
                 hand_log.steps.append(step)
+                hand_log.advice = None
                 if on_step is not None:
                     on_step(hand_log, step)
             entry = game.entries[-1]

@@ -22,6 +22,7 @@ from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move, MoveKind
 from ginproto.record import (
     Deal,
+    EngineInfo,
     GameRecord,
     Item,
     Play,
@@ -29,12 +30,13 @@ from ginproto.record import (
     dumps,
     loads,
     read_games,
+    record_from_log,
     write_game,
 )
 from ginproto.replay import ReplayError, replay_game, verify_file, verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.simulate import GreedyPlayer, RandomPlayer, example_records, play_one, run_games
-from ginproto.table import Decision, Fault, FaultKind, Player, PlayerFault
+from ginproto.table import Decision, Fault, FaultKind, Player, PlayerFault, play_game
 from referee.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -641,3 +643,35 @@ def test_replay_errors_are_record_errors() -> None:
 
 def test_card_type_is_shared() -> None:
     assert Card.from_str("Th") in DECK
+
+
+class _FaultsAsCaptain:
+    """Plays legal moves, advises legally, and breaks the rules at its first captain move."""
+
+    def __init__(self, melds_in_advice: bool = False) -> None:
+        self.melds_in_advice = melds_in_advice
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        legal = view.hand.legal_moves()
+        if decision is Decision.ADVICE:
+            return legal[0]
+        if view.roles is not None and view.player == view.roles.captain:
+            return Move.discard(next(c for c in DECK if c not in view.hand.cards))
+        return legal[0]
+
+    def hand_over(self, player: int, entry: Entry) -> None:
+        pass
+
+    def game_over(self, player: int, game: Game, fault: Fault | None) -> None:
+        pass
+
+
+def test_advice_before_a_captains_fault_is_recorded_and_verifies() -> None:
+    rules = Rules(variant=Variant.THREEHANDED)
+    log = play_game(rules, [_FaultsAsCaptain() for _ in range(3)], seed=3, key=0)
+    assert log.fault is not None and log.fault.kind is FaultKind.ILLEGAL
+    text = write_game(record_from_log(log, [EngineInfo(f"p{i}") for i in range(3)]))
+    lines = text.splitlines()
+    fault_at = next(i for i, line in enumerate(lines) if line.startswith("fault "))
+    assert " advise " in lines[fault_at - 1], lines[fault_at - 3 : fault_at + 1]
+    assert verify_game(loads(text)[0]) == []
