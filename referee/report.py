@@ -241,7 +241,7 @@ def _score_for(game: GameSummary, engine: int) -> float:
 def _elo_text(e: dict[str, Any]) -> str:
     elo, lo, hi = e["elo"], e["lo"], e["hi"]
     if not all(math.isfinite(x) for x in (elo, lo, hi)):
-        return "+inf" if elo > 0 else "-inf"
+        return "+inf (no game lost)" if elo > 0 else "-inf (no game won)"
     return f"{elo:+.1f} +/- {(hi - lo) / 2:.1f}"
 
 
