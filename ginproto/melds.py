@@ -270,10 +270,20 @@ for _r in range(13):
             _SET_TABLE[_col] = _sets
 
 
-def _hand_melds(hand: int) -> list[tuple[int, int]]:
-    """Every meld (``(mask, value)``) inside the cards of ``hand``, overlapping ones included."""
-    melds: list[tuple[int, int]] = []
+def _meld_signs(hand: int) -> tuple[int, int]:
+    """Where melds can be: the lowest card of every 3-card run (``starts``) and the ranks
+    held three or four times (``three``, one bit in the clubs row per rank)."""
     starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    c = hand & _SUIT_BITS
+    d = (hand >> 13) & _SUIT_BITS
+    h = (hand >> 26) & _SUIT_BITS
+    s = hand >> 39
+    return starts, (c & d & (h | s)) | (h & s & (c | d))
+
+
+def _melds_at(hand: int, starts: int, three: int) -> list[tuple[int, int]]:
+    """Every meld (``(mask, value)``) of ``hand``, from its ``_meld_signs``."""
+    melds: list[tuple[int, int]] = []
     if starts:
         for suit_mask in _SUIT_MASKS:
             if starts & suit_mask:
@@ -282,16 +292,16 @@ def _hand_melds(hand: int) -> list[tuple[int, int]]:
                 if runs is None:
                     runs = _RUN_CACHE[key] = _runs_in_suit(key)
                 melds += runs
-    c = hand & _SUIT_BITS
-    d = (hand >> 13) & _SUIT_BITS
-    h = (hand >> 26) & _SUIT_BITS
-    s = hand >> 39
-    three = (c & d & (h | s)) | (h & s & (c | d))
     while three:
         low = three & -three
         melds += _SET_TABLE[hand & _RANK_COLUMNS[low.bit_length() - 1]]
         three ^= low
     return melds
+
+
+def _hand_melds(hand: int) -> list[tuple[int, int]]:
+    """Every meld (``(mask, value)``) inside the cards of ``hand``, overlapping ones included."""
+    return _melds_at(hand, *_meld_signs(hand))
 
 
 def _collections(melds: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -539,31 +549,14 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
             for i in indexes
             if (dw := deadwood(_mask_cards(hand ^ (1 << i)))) <= limit
         }
-    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
-    c = hand & _SUIT_BITS
-    d = (hand >> 13) & _SUIT_BITS
-    h = (hand >> 26) & _SUIT_BITS
-    s = hand >> 39
-    three = (c & d & (h | s)) | (h & s & (c | d))
+    starts, three = _meld_signs(hand)
     if not (starts or three):
         # Nothing melds: discarding c leaves everything else as deadwood.
         floor = total - limit
         if floor > 10:  # no card is worth more than 10
             return {}
         return {DECK[i]: total - values[i] for i in indexes if values[i] >= floor}
-    melds: list[tuple[int, int]] = []
-    if starts:
-        for suit_mask in _SUIT_MASKS:
-            if starts & suit_mask:
-                key = hand & suit_mask
-                runs = _RUN_CACHE.get(key)
-                if runs is None:
-                    runs = _RUN_CACHE[key] = _runs_in_suit(key)
-                melds += runs
-    while three:
-        low = three & -three
-        melds += _SET_TABLE[hand & _RANK_COLUMNS[low.bit_length() - 1]]
-        three ^= low
+    melds = _melds_at(hand, starts, three)
     if len(melds) == 1:
         m, v = melds[0]
         rest = total - v
