@@ -12,6 +12,7 @@ import click
 
 from ginproto import __version__
 from ginproto.rules import Rules, RulesError, Variant
+from referee.cli_options import timeout_options
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
@@ -139,20 +140,7 @@ def parse_seed(seed: str | None) -> int | str:
 @click.option(
     "--tc", default="120+1", show_default=True, help="Game clock BASE+INC in seconds, or 'inf'."
 )
-@click.option(
-    "--move-timeout",
-    type=click.FloatRange(min=0.001),
-    default=10.0,
-    show_default=True,
-    help="Seconds per decision.",
-)
-@click.option(
-    "--startup-timeout",
-    type=click.FloatRange(min=0.001),
-    default=10.0,
-    show_default=True,
-    help="Seconds for the handshake and isready.",
-)
+@timeout_options()
 @click.option(
     "--record",
     type=click.Path(dir_okay=False, writable=True),

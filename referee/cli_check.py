@@ -5,25 +5,13 @@ from __future__ import annotations
 import click
 
 from referee.check import run_checks
+from referee.cli_options import timeout_options
 from referee.engine import EngineSpec, EngineSpecError
 
 
 @click.command()
 @click.argument("engine")
-@click.option(
-    "--move-timeout",
-    type=click.FloatRange(min=0.001),
-    default=5.0,
-    show_default=True,
-    help="Seconds for each decision.",
-)
-@click.option(
-    "--startup-timeout",
-    type=click.FloatRange(min=0.001),
-    default=10.0,
-    show_default=True,
-    help="Seconds for the handshake and for each isready.",
-)
+@timeout_options(move_default=5.0)
 @click.option(
     "-o",
     "--option",

@@ -52,6 +52,7 @@ from ginproto.table import (
     Step,
     play_game,
 )
+from referee.cli_options import timeout_options
 from referee.replay import Style
 
 log = logging.getLogger(__name__)
@@ -792,20 +793,7 @@ def catch_interrupts(human: HumanPlayer) -> Iterator[None]:
 @click.option(
     "--tc", default="120+1", show_default=True, help="The engine's game clock BASE+INC, or 'inf'."
 )
-@click.option(
-    "--move-timeout",
-    type=click.FloatRange(min=0.001),
-    default=10.0,
-    show_default=True,
-    help="The engine's seconds per decision.",
-)
-@click.option(
-    "--startup-timeout",
-    type=click.FloatRange(min=0.001),
-    default=10.0,
-    show_default=True,
-    help="Seconds for the engine's handshake.",
-)
+@timeout_options()
 @click.option(
     "-o",
     "--option",

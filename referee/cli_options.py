@@ -1,0 +1,33 @@
+"""Command-line options that several ``ginref`` commands share, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
+    """``--move-timeout`` (seconds per decision) and ``--startup-timeout`` (seconds for the
+    handshake and each ``isready``)."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--startup-timeout",
+            type=click.FloatRange(min=0.001),
+            default=10.0,
+            show_default=True,
+            help="Seconds for the engine's handshake and for each isready.",
+        )(command)
+        return click.option(
+            "--move-timeout",
+            type=click.FloatRange(min=0.001),
+            default=move_default,
+            show_default=True,
+            help="Seconds for each decision of an engine.",
+        )(command)
+
+    return decorate
