@@ -48,6 +48,7 @@ class FaultKind(enum.Enum):
     FLAG = "flag"  # the game clock ran out
     MALFORMED = "malformed"  # a reply that is not a move line
     ILLEGAL = "illegal"  # a well-formed move the rules do not allow
+    RESIGN = "resign"  # a person gave the game up (quit, end of input, Ctrl-C)
 
     def __str__(self) -> str:
         return self.value

@@ -8,8 +8,8 @@ replay``. Whether a typed move is legal is always ``HandView.legal_moves()``'s a
 module only puts into words why a move is not among them.
 
 Leaving early forfeits the game: ``quit`` (once confirmed), the end of input (Ctrl-D) and Ctrl-C
-all raise ``PlayerFault(FaultKind.CRASH, ...)``, the kind the table gives a player that exits
-early, with the reason in its detail; the record keeps it. A first Ctrl-C while the engine is
+all raise ``PlayerFault(FaultKind.RESIGN, ...)``, with the reason in its detail; the record
+keeps it. A first Ctrl-C while the engine is
 thinking takes effect at the person's next decision (the engine's answer is awaited, so the
 game stays whole); a second one abandons the game at once, unrecorded.
 
@@ -367,18 +367,18 @@ class HumanPlayer:
     def ask(self, prompt: str) -> str:
         """One typed line; ``PlayerFault`` (a forfeit) on Ctrl-C or the end of input."""
         if self._interrupted:
-            raise PlayerFault(FaultKind.CRASH, "the player interrupted the game (Ctrl-C)")
+            raise PlayerFault(FaultKind.RESIGN, "the player interrupted the game (Ctrl-C)")
         self.out.flush()
         self._reading = True
         try:
             return self.read(prompt)
         except EOFError:
             self.echo()
-            raise PlayerFault(FaultKind.CRASH, "the player's input ended (end of file)") from None
+            raise PlayerFault(FaultKind.RESIGN, "the player's input ended (end of file)") from None
         except KeyboardInterrupt:
             self.echo()
             raise PlayerFault(
-                FaultKind.CRASH, "the player interrupted the game (Ctrl-C)"
+                FaultKind.RESIGN, "the player interrupted the game (Ctrl-C)"
             ) from None
         finally:
             self._reading = False
@@ -391,7 +391,7 @@ class HumanPlayer:
         except PlayerFault as fault:
             raise PlayerFault(fault.kind, "the player resigned") from None
         if answer.strip().lower() in ("y", "yes"):
-            raise PlayerFault(FaultKind.CRASH, "the player resigned")
+            raise PlayerFault(FaultKind.RESIGN, "the player resigned")
         self.echo("Not resigned: play on.")
 
     # -- the table's questions ------------------------------------------------------------

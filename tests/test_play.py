@@ -365,7 +365,7 @@ def test_quit_asks_first_then_forfeits_and_is_recorded(tmp_path: Path) -> None:
     assert "You forfeit the game: the player resigned." in text
     assert "Simple wins the game." in text
     body = record.read_text()
-    assert 'fault 0 crash "the player resigned"' in body
+    assert 'fault 0 resign "the player resigned"' in body
     assert "end forfeit winner 1" in body
     assert "all verified" in verify(record)
 
@@ -381,7 +381,7 @@ def test_end_of_input_forfeits_and_is_recorded(tmp_path: Path) -> None:
     assert "You forfeit the game: the player's input ended (end of file)." in text
     body = record.read_text()
     assert '[Player1 "human"]' in body and '[Player0 "Random"]' in body
-    assert "fault 1 crash" in body and "end forfeit winner 0" in body
+    assert "fault 1 resign" in body and "end forfeit winner 0" in body
     assert "all verified" in verify(record)
 
 
@@ -397,7 +397,7 @@ def test_ctrl_c_forfeits_records_and_closes_the_engine(tmp_path: Path) -> None:
     text = finish(child)
     assert child.exitstatus == 0
     assert "You forfeit the game: the player interrupted the game (Ctrl-C)." in text
-    assert "fault 0 crash" in record.read_text()
+    assert "fault 0 resign" in record.read_text()
     assert "all verified" in verify(record)
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
 
