@@ -33,6 +33,7 @@ class Card:
     suit: int
     rank: int
     index: int = field(init=False, repr=False)
+    _text: str = field(init=False, repr=False, compare=False)
 
     _BY_INDEX: ClassVar[tuple[Card, ...]]
     _BY_TEXT: ClassVar[dict[str, Card]]
@@ -41,6 +42,7 @@ class Card:
         if not (0 <= self.suit < 4 and 0 <= self.rank < 13):
             raise CardError(f"no such card: suit {self.suit}, rank {self.rank}")
         object.__setattr__(self, "index", self.suit * 13 + self.rank)
+        object.__setattr__(self, "_text", RANKS[self.rank] + SUITS[self.suit])
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, Card) and self.index == other.index)
@@ -95,7 +97,7 @@ class Card:
         return RANKS[self.rank] + SUIT_SYMBOLS[self.suit]
 
     def __str__(self) -> str:
-        return RANKS[self.rank] + SUITS[self.suit]
+        return self._text
 
     def __repr__(self) -> str:
         return f"Card.from_str({str(self)!r})"

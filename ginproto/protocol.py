@@ -191,7 +191,7 @@ def _list(text: str) -> list[str]:
 
 
 def _fmt_list(items: Iterable[object]) -> str:
-    return LIST_SEP.join(str(item) for item in items) or NONE
+    return LIST_SEP.join(map(str, items)) or NONE
 
 
 def _cards(text: str, what: str) -> tuple[Card, ...]:
