@@ -31,8 +31,10 @@ import contextlib
 import logging
 import os
 import select
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -123,6 +125,27 @@ class EngineClosed(EngineError):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent(argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> list[str]:
+    """``argv``, run so that Linux kills the engine if the referee dies (even by SIGKILL):
+    through util-linux's ``setpriv --pdeathsig KILL``, which sets the death signal and then
+    execs the engine in the same process. Elsewhere, or when the program cannot be found
+    (so that the start fails as it would without the wrapper), ``argv`` unchanged."""
+    program = argv[0]
+    if _SETPRIV is None:
+        return list(argv)
+    if os.sep not in program:
+        found = shutil.which(program, path=env.get("PATH"))
+        if found is None:
+            return list(argv)
+    elif not os.access(os.path.join(cwd or "", program), os.X_OK):
+        return list(argv)
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+
 
 
 def minimal_environment(cwd: str | None) -> dict[str, str]:
@@ -297,7 +320,7 @@ class EngineProcess:
             if stderr_path is not None:
                 sink = open(stderr_path, "wb")  # noqa: SIM115 - owned by the stderr thread
             proc = subprocess.Popen(
-                list(argv),
+                _die_with_parent(argv, cwd, full_env),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
