@@ -270,7 +270,9 @@ class _Session:
             raise _Fail(f"the engine failed: {exc}") from None
 
     def go(self, decision: Decision, extra: str = "") -> str:
-        line = str(proto.Go(decision, movetime=int(self.move_timeout * 1000)))
+        # A game clock too, as in a match: an engine must read past the clock fields.
+        move_ms = int(self.move_timeout * 1000)
+        line = str(proto.Go(decision, time=20 * move_ms, inc=move_ms // 10, movetime=move_ms))
         return f"{line} {extra}".rstrip()
 
 
