@@ -12,7 +12,7 @@ import click
 
 from ginproto import __version__
 from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import timeout_options
+from referee.cli_options import rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
@@ -40,12 +40,7 @@ def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules
     """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
     if variant is None:
         variant = "threehanded" if engines == 3 else "standard"
-    params = {"variant": variant}
-    for item in rule:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="--rule")
-        params[name.strip().replace("-", "_")] = value
+    params = {"variant": variant, **rule_items(rule)}
     try:
         rules = Rules.from_params(params)
     except RulesError as exc:
@@ -103,7 +98,7 @@ def _engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
 def parse_seed(seed: str | None) -> int | str:
     if seed is None:
         return secrets.randbelow(10**9)
-    return int(seed) if seed.isdigit() else seed
+    return seed_value(seed)
 
 
 @cli.command()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -31,3 +31,19 @@ def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+def rule_items(items: Sequence[str]) -> dict[str, str]:
+    """``--rule NAME=VALUE`` options as a mapping; ``-`` in a name reads as ``_``."""
+    rules: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="--rule")
+        rules[name.strip().replace("-", "_")] = value
+    return rules
+
+
+def seed_value(text: str) -> int | str:
+    """A ``--seed``: a whole number, or any other text, which seeds just as well."""
+    return int(text) if text.isdigit() else text

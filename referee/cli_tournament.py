@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
+from referee.cli_options import rule_items, seed_value
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -152,17 +153,17 @@ def tournament(
     if config is None and resume is None:
         raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
     overrides = _overrides(
-        fmt,
-        variant,
-        rule,
-        games,
-        seed,
-        duplicate,
-        concurrency,
-        tc,
-        move_timeout,
-        startup_timeout,
-        event,
+        format=fmt,
+        variant=variant,
+        games=games,
+        duplicate=duplicate,
+        concurrency=concurrency,
+        tc=tc,
+        move_timeout=move_timeout,
+        startup_timeout=startup_timeout,
+        event=event,
+        seed=None if seed is None else seed_value(seed),
+        rules=rule_items(rule) or None,
     )
     directory = resume or output
     stored: dict[str, Any] | None = None
@@ -192,44 +193,9 @@ def tournament(
     _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet)
 
 
-def _overrides(
-    fmt: str | None,
-    variant: str | None,
-    rule: tuple[str, ...],
-    games: int | None,
-    seed: str | None,
-    duplicate: bool | None,
-    concurrency: int | None,
-    tc: str | None,
-    move_timeout: float | None,
-    startup_timeout: float | None,
-    event: str | None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in (
-        ("format", fmt),
-        ("variant", variant),
-        ("games", games),
-        ("duplicate", duplicate),
-        ("concurrency", concurrency),
-        ("tc", tc),
-        ("move_timeout", move_timeout),
-        ("startup_timeout", startup_timeout),
-        ("event", event),
-    ):
-        if value is not None:
-            out[key] = value
-    if seed is not None:
-        out["seed"] = int(seed) if seed.isdigit() else seed
-    if rule:
-        rules = {}
-        for item in rule:
-            name, sep, value = item.partition("=")
-            if not sep or not name.strip():
-                raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="--rule")
-            rules[name.strip().replace("-", "_")] = value
-        out["rules"] = rules
-    return out
+def _overrides(**given: Any) -> dict[str, Any]:
+    """The settings given on the command line (those left out are ``None``)."""
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _run(
