@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ginproto.cards import Card
 from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Turn
 from ginproto.moves import Move
-from ginproto.rules import Rules, Variant
+from ginproto.rules import Rules
 
 
 class GamePhase(enum.Enum):
@@ -246,7 +246,7 @@ class Game:
             self._finish(GameEnd.HAND_CAP, self._leader())
         else:
             self.phase = GamePhase.DEAL
-            self._next_dealer(winner, result)
+            self._next_dealer(winner)
         return entry
 
     def enter(self, player: int, points: int) -> list[int]:
@@ -267,7 +267,7 @@ class Game:
                 self.game_winners[g] = player
         return columns
 
-    def _next_dealer(self, winner: int | None, result: HandResult) -> None:
+    def _next_dealer(self, winner: int | None) -> None:
         if self.roles is not None:
             box_won = None if winner is None else winner == self.roles.box
             self.roles = self.roles.after(box_won)
@@ -326,7 +326,3 @@ class Game:
                     score *= 2
             out.append(score)
         return tuple(out)
-
-    @property
-    def variant(self) -> Variant:
-        return self.rules.variant

@@ -121,7 +121,6 @@ class EnginePlayer:
         self.process: EngineProcess | None = None
         self.id = EngineId()
         self.clock = Clock(self.control)
-        self.starts = 0
         self._pending_game: proto.NewGame | None = None
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
 
@@ -133,7 +132,6 @@ class EnginePlayer:
     def start(self) -> None:
         """Start the process and complete the handshake, or raise ``PlayerFault``."""
         self.close()
-        self.starts += 1
         try:
             self.process = EngineProcess.start(
                 list(self.spec.argv),

@@ -25,12 +25,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ginproto.record import EngineInfo
+from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import GameLog, Player, PlayerFault, play_game
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.report import Standings, summarize
+from referee.seats import DebugLog, EngineSeats
 from referee.stats import SPRT
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,6 @@ class _ThreadWorkers:
             self.todo.put(job)
         self.done: queue.Queue[Played | BaseException | None] = queue.Queue()
         self.quit = threading.Event()
-        self.stopped = False
         self.alive = workers
         self.seats: list[Seats] = []
 
@@ -452,9 +452,6 @@ def run_match(
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
     bugs and I/O errors on the record file raise."""
-    from ginproto.record import append_game, record_from_log
-    from referee.seats import DebugLog, EngineSeats
-
     jobs = schedule(
         config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
     )

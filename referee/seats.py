@@ -10,13 +10,16 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ginproto.record import EngineInfo
 from ginproto.table import GameLog, Player
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
-from referee.match import GameJob
 from referee.process import LineHook
+
+if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
+    from referee.match import GameJob
 
 
 class DebugLog:

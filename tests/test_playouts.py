@@ -101,7 +101,6 @@ def run_checked(rules: Rules, seed: int, knocker: bool) -> GameLog:
     game_ref: list[Game] = []
     kind = KnockerPlayer if knocker else RandomPlayer
     players = [Watcher(kind(seed * 7 + p), game_ref) for p in range(rules.players)]
-    previous: list[list[int]] = []
 
     def on_step(hand_log: HandLog, step: Step) -> None:
         game = game_ref[0]
@@ -114,8 +113,6 @@ def run_checked(rules: Rules, seed: int, knocker: bool) -> GameLog:
     def spy(self: Game, deck: tuple[object, ...]) -> Hand:  # type: ignore[misc]
         if not game_ref:
             game_ref.append(self)
-        nonlocal previous
-        previous = [list(col) for col in self.totals]
         return original(self, deck)  # type: ignore[arg-type]
 
     Game.deal = spy  # type: ignore[method-assign,assignment]
