@@ -24,7 +24,6 @@ import logging
 import platform
 import random
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,11 +190,6 @@ class RunResult:
     wins: list[int] = field(default_factory=lambda: [0, 0, 0])
     ties: int = 0
     faults: int = 0
-    seconds: float = 0.0
-
-    @property
-    def hands_per_second(self) -> float:
-        return self.hands / self.seconds if self.seconds > 0 else 0.0
 
 
 PlayersFor = Callable[[int], Sequence[Player]]
@@ -221,7 +215,6 @@ def run_games(
     ``record`` or ``on_game`` wants them.
     """
     result = RunResult()
-    start = time.perf_counter()
     site = platform.node() if site is None else site
     date = today() if date is None else date
     for key in range(first_key, first_key + games):
@@ -244,7 +237,6 @@ def run_games(
         if on_game is not None:
             on_game(game_log, game_record)
         log.debug("game %s: winner %s, %d hands", key, winner, len(game_log.hands))
-    result.seconds = time.perf_counter() - start
     return result
 
 
