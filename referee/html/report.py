@@ -248,8 +248,8 @@ def match_report(
         parts.append(
             _figure(
                 "chart-points",
-                f"Hands by points per hand of each engine, in bins of {BIN}"
-                + (" (net points: won minus lost)." if len(engines) == 2 else "."),
+                f"Hands by points per hand of each engine, in bins of {BIN}: net points (won"
+                " minus lost) in the two-player games, points scored in the three-player game.",
             )
         )
     parts.append(_faults(games, engines, index))
