@@ -112,9 +112,9 @@ def _elo_chart(summaries: Sequence[GameSummary], names: Sequence[str]) -> dict[s
         results.extend((str(a), str(b), score) for a, b, score in pairwise(s))
         if i in marks:
             ratings = stats.elo_mle(results, prior_draws=1.0)
-            for e in range(len(names)):
-                r = ratings.get(str(e))
-                per_engine[e].append(None if r is None else _finite(r.elo))
+            for engine in range(len(names)):
+                r = ratings.get(str(engine))
+                per_engine[engine].append(None if r is None else _finite(r.elo))
     return {
         "type": "line",
         "labels": [str(m) for m in marks],
@@ -321,11 +321,11 @@ def _games_table(games: Sequence[dict[str, Any]], index: dict[str, int]) -> str:
                 ),
             ]
         )
-    return '<h2 id="games">Games</h2>' + _table(
+    return '<div id="games"><h2 id="games-title">Games</h2>' + _table(
         ["Game (replay)", "Players, by seat", "Winner", "End", "Hands", "Final score", "Fault"],
         rows,
         "the games, each linking to its replay",
-    )
+    ) + "</div>"
 
 
 def write_match_report(
