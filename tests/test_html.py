@@ -497,10 +497,10 @@ def test_screenshots(browser: Any, tmp_path: Path) -> None:
     page.page.set_viewport_size({"width": 1000, "height": 1100})
     page.page.screenshot(path=str(img / "match-report.png"))
     page.open("#g2h1m9999")
+    page.page.evaluate("document.getElementById('viewer').scrollIntoView()")
     box = page.page.locator("#viewer").bounding_box()
     page.page.screenshot(
         path=str(img / "replay-hand.png"),
-        full_page=True,
         clip={"x": box["x"], "y": box["y"], "width": box["width"], "height": 1000},
     )
     page.close()

@@ -450,7 +450,10 @@
   // -- events -----------------------------------------------------------------------------
   function start() {
     renderReportCharts();
-    if (!index.length) { root.setAttribute('data-ready', '1'); return; }
+    if (!index.length) {
+      root.setAttribute('data-ready', String(Math.round(performance.now())));
+      return;
+    }
     $('game-pick').innerHTML = index.map(function (g) {
       return '<option value="' + g.n + '">' + g.n + ': ' + g.players.map(esc).join(' vs ') +
         '</option>';
@@ -489,7 +492,10 @@
       if (at) go(at.g, at.h, at.m, true);
     });
     var at = parseId(location.hash) || { g: index[0].n, h: 1, m: 0 };
-    go(at.g, at.h, at.m).then(function () { root.setAttribute('data-ready', '1'); });
+    go(at.g, at.h, at.m).then(function () {
+      // Milliseconds from the start of the navigation to the first position drawn.
+      root.setAttribute('data-ready', String(Math.round(performance.now())));
+    });
   }
 
   start();
