@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import click
 
 from ginproto import __version__
-from ginproto.record import GameRecord, record_from_log
+from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
@@ -313,6 +313,8 @@ def _write_report(
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
 def _sprt_words(state: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli_options import rule_items, seed_value
 from referee.progress import Progress
@@ -244,6 +245,8 @@ def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: 
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
 def _play(

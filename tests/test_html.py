@@ -298,6 +298,15 @@ def test_deep_link_opens_the_position(
     assert page.position == fragment[1:]
     assert page.page.eval_on_selector("#game-pick", "e => e.value") == str(game)
     assert page.page.eval_on_selector("#moves li.current", "e => e.value") == m
+    linked = [page.hand(p) for p in range(3)], page.pile(), page.page.inner_text("#stock-count")
+    page.close()
+    # The same position reached by stepping from the deal.
+    page = Page(browser, path, f"#g{game}h{hand['hand']}m0")
+    for _ in range(m):
+        page.page.keyboard.press("ArrowRight")
+    assert page.position == fragment[1:]
+    assert ([page.hand(p) for p in range(3)], page.pile(),
+            page.page.inner_text("#stock-count")) == linked
     page.close()
 
 
@@ -401,6 +410,24 @@ def test_fault_and_its_reason(browser: Any, tmp_path: Path) -> None:
     page = Page(browser, path)
     sheet = page.page.inner_text("#sheet")
     assert "forfeits the game (timeout): no move within 10 s" in sheet
+    last = len(records[0].events)  # beyond the hand's last position: the page stops there
+    page.open(f"#g1h{sum(1 for e in records[0].events if type(e).__name__ == 'HandStart')}"
+              f"m{last}")
+    assert "player 1 (faulty) forfeits the game (timeout)" in page.page.inner_text("#last-move")
+    page.close()
+
+
+def test_a_game_forfeited_before_its_first_deal(browser: Any, tmp_path: Path) -> None:
+    text = dumps(play("standard", 1))
+    head = text[: text.index("\nhand 1 ")]
+    head = re.sub(r'\[Winner "\d"\]', '[Winner "1"]', head)
+    head = re.sub(r'\[Termination "\w+"\]', '[Termination "forfeit"]', head)
+    text = head + '\nfault 0 startup "no ginok within 10 s"\nend forfeit winner 1 scores 0 0\n\n'
+    path = tmp_path / "startup.html"
+    write_replay(loads(text), path)
+    page = Page(browser, path)
+    assert page.position == "g1h0m0"
+    assert "no ginok within 10 s" in page.page.inner_text("#sheet")
     page.close()
 
 

@@ -262,7 +262,7 @@
       ? 'Upcard offer: ' + card(hand.upcard) + ' ' + player(game, pos.to) + ' may take it or pass.'
       : 'Upcard ' + hand.upcard + ' \u00b7 knock limit ' + hand.limit;
     var text = state.m === 0 ? 'Hand ' + hand.n + ' is dealt.' : moveText(game, hand, mv, see);
-    if (over && state.m === hand.pos.length - 1 && game.fault && game.fault.hand === hand.n) {
+    if (state.m === hand.pos.length - 1 && game.fault && game.fault.hand === hand.n) {
       text += ' ' + faultText(game);
     }
     $('last-move').innerHTML = text;
