@@ -441,6 +441,17 @@ def test_one_seats_view_hides_the_other_hand(
     assert sorted(page.hand(0)) == sorted(games[0][0]["dealt"]["0"])
     assert page.hand(1) == []
     assert page.page.locator("#seat-1 svg.back").count() == 10
+    # The opponent's stock draws are shown without the card, in the moves too.
+    hand = games[0][0]
+    drawn = [m["card"] for m in hand["moves"] if m.get("player") == 1 and
+             m.get("move") == "stock"]
+    assert drawn
+    moves = page.page.inner_text("#moves")
+    assert "player 1 (random) draws from the stock\n" in moves + "\n"
+    symbol = dict(zip("cdhs", "♣♦♥♠", strict=True))
+    assert all(f"stock: {c[0]}{symbol[c[1]]}" not in moves for c in drawn)
+    page.page.select_option("#view-pick", "all")
+    assert f"stock: {drawn[0][0]}{symbol[drawn[0][1]]}" in page.page.inner_text("#moves")
     page.close()
 
 
@@ -496,21 +507,47 @@ def test_match_report(browser: Any, tmp_path: Path) -> None:
     page.close()
 
 
-def test_report_library_function(tmp_path: Path) -> None:
+def test_report_of_record_files_with_faults(browser: Any, tmp_path: Path) -> None:
+    """``write_match_report`` on record files (as ``ginref stats --html`` would call it): the
+    faults of each engine with their reasons, and every game in the table."""
+    records: list[GameRecord] = []
+    for key, at in enumerate((25, 10_000, 40)):
+        players: list[Any] = [GreedyPlayer(), Faulty(at)]
+        if key % 2:
+            players.reverse()
+        run_games(Rules(), players, 1, 3, first_key=key,
+                  on_game=lambda _, r: records.append(r) if r else None)
+    record = tmp_path / "games.gin"
+    record.write_text(dumps(records))
+    out = tmp_path / "report.html"
+    assert write_match_report([record], out, title="faults") == 3
+    page = Page(browser, out)
+    rows = page.page.eval_on_selector_all(
+        'table[aria-label="faults per engine"] tbody tr',
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent))",
+    )
+    assert rows == [["greedy", "0", "none"], ["faulty", "2", "timeout 2"]]
+    reasons = page.page.inner_text('table[aria-label="every fault"]')
+    assert reasons.count("no move within 10 s") == 2
+    assert page.page.locator("#games a[data-game]").count() == 3
+    assert "Score of greedy vs faulty: " in page.page.inner_text("#result-block")
+    page.close()
+
+
+def test_report_of_three_players(tmp_path: Path) -> None:
     record = tmp_path / "three.gin"
     record.write_text(dumps(play("threehanded", 3)))
     out = tmp_path / "report.html"
     assert write_match_report([record], out) == 3
     text = out.read_text("utf-8")
     assert 'id="result-block"' in text and 'id="ginproto-game-3"' in text
+    assert "maximum-likelihood Elo" in text
 
 
-@pytest.mark.skipif(
-    os.environ.get("GINPROTO_SCREENSHOTS") != "1", reason="set GINPROTO_SCREENSHOTS=1"
-)
 def test_screenshots(browser: Any, tmp_path: Path) -> None:
-    """The README's pictures, in docs/img/: a match report, and the end of a hand in the
-    replay viewer, made with the command the README shows."""
+    """The README's pictures: a match report, and the end of a hand in the replay viewer,
+    made with the command the README shows; written to docs/img/ with GINPROTO_SCREENSHOTS=1
+    (else to a temporary folder)."""
     out = tmp_path / "report.html"
     result = CliRunner().invoke(
         cli,
@@ -518,7 +555,7 @@ def test_screenshots(browser: Any, tmp_path: Path) -> None:
          "--tc", "inf", "-q", "--sprt", "0", "50", "0.05", "0.05", "--html", str(out)],
     )
     assert result.exit_code == 0, result.output
-    img = ROOT / "docs" / "img"
+    img = ROOT / "docs" / "img" if os.environ.get("GINPROTO_SCREENSHOTS") == "1" else tmp_path
     img.mkdir(parents=True, exist_ok=True)
     page = Page(browser, out)
     page.page.set_viewport_size({"width": 1000, "height": 1100})
@@ -531,3 +568,5 @@ def test_screenshots(browser: Any, tmp_path: Path) -> None:
         clip={"x": box["x"], "y": box["y"], "width": box["width"], "height": 1000},
     )
     page.close()
+    for name in ("match-report.png", "replay-hand.png"):
+        assert (img / name).read_bytes().startswith(b"\x89PNG")

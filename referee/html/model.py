@@ -83,26 +83,29 @@ class _Builder:
         self.cut: list[str] | None = None
         self.fault: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
-        self._arranged: dict[tuple[Card, ...], str] = {}
+        self._arranged: dict[tuple[Card, ...], tuple[str, int]] = {}
 
-    def arranged(self, cards: tuple[Card, ...]) -> str:
-        text = self._arranged.get(cards)
-        if text is None:
+    def arranged(self, cards: tuple[Card, ...]) -> tuple[str, int]:
+        """The hand as the rules engine arranges it, and its deadwood (the other seat's hand
+        is the same as one move before: remembered, not arranged again)."""
+        found = self._arranged.get(cards)
+        if found is None:
             if len(self._arranged) > 64:
                 self._arranged.clear()
-            text = self._arranged[cards] = hand_text(best_melds(cards))
-        return text
+            best = best_melds(cards)
+            found = self._arranged[cards] = (hand_text(best), best.deadwood)
+        return found
 
     def position(self, game: Game, move: dict[str, Any] | None) -> dict[str, Any]:
         hand = self.hand
         assert hand is not None
-        cards = [hand.cards(seat) for seat in (0, 1)]
+        arranged = [self.arranged(hand.cards(seat)) for seat in (0, 1)]
         over = hand.is_over
         pos: dict[str, Any] = {
             "to": None if over else self.seats[hand.to_move],
             "ph": str(hand.phase),
-            "h": [self.arranged(c) for c in cards],
-            "dw": [best_melds(c).deadwood for c in cards],
+            "h": [text for text, _ in arranged],
+            "dw": [dw for _, dw in arranged],
             "pile": cards_text(hand.pile),
             "st": hand.stock_count,
         }

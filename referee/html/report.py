@@ -54,9 +54,20 @@ def _finite(x: float) -> float | None:
     return round(x, 2) if math.isfinite(x) else None
 
 
+def seat_names(players: Sequence[str]) -> list[str]:
+    """The engines of one game by name; a name that repeats in the game gets ``#2``, ``#3``
+    (as ``ginref match`` names two copies of one engine)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for name in players:
+        seen[name] += 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
 def _summary(game: dict[str, Any], index: dict[str, int]) -> GameSummary:
     """What the standings need of a game, from the viewer's (replayed) data."""
-    lineup = tuple(index.setdefault(name, len(index)) for name in game["players"])
+    lineup = tuple(index.setdefault(name, len(index)) for name in seat_names(game["players"]))
     end = game["end"] or {}
     fault = game["fault"]
     hands = [h for h in game["hands"] if h.get("result")]
@@ -265,7 +276,7 @@ def _faults(games: Sequence[dict[str, Any]], engines: Sequence[str], index: dict
         f = g["fault"]
         if f is None:
             continue
-        name = g["players"][f["p"]]
+        name = seat_names(g["players"])[f["p"]]
         counts[index[name]][f["kind"]] += 1
         rows.append(
             [

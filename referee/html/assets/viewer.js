@@ -230,9 +230,11 @@
       if (hand.dealer === p) head += '<span class="badge">dealer</span>';
       if (pos.to === p) head += '<span class="badge turn">to move: ' + pos.ph + '</span>';
       if (mv && mv.p === p) head += '<span class="badge">last move</span>';
-      head += '<span class="badge">deadwood ' + pos.dw[seat] + '</span></div>';
+      var hidden = see !== null && see !== seat && !over;
+      if (!hidden) head += '<span class="badge">deadwood ' + pos.dw[seat] + '</span>';
+      head += '</div>';
       var body;
-      if (see !== null && see !== seat && !over) {
+      if (hidden) {
         body = '';
         for (var i = count(pos.h[seat]); i > 0; i--) body += back();
         body = '<span class="deadwood" aria-label="' + count(pos.h[seat]) +
@@ -318,10 +320,12 @@
 
   function renderMoves(game, hand) {
     var html = '';
+    var see = viewerSeat(hand);
     for (var m = 1; m < hand.pos.length; m++) {
       var mv = hand.pos[m].mv;
+      var text = see !== null && hand.seats[see] !== mv.p && mv.th ? mv.th : mv.t;
       html += '<li class="' + (m === state.m ? 'current' : '') + '" value="' + m + '">' +
-        '<button type="button" data-m="' + m + '">' + player(game, mv.p) + ' ' + esc(mv.t) +
+        '<button type="button" data-m="' + m + '">' + player(game, mv.p) + ' ' + esc(text) +
         '</button>' + (mv.adv ? ' <span class="advice">advice: ' + esc(mv.adv) + '</span>' : '') +
         '</li>';
     }
