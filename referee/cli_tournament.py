@@ -241,7 +241,12 @@ def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: 
     records = os.path.join(directory, RECORDS_NAME)
     try:
         write_match_report(
-            [records] if os.path.exists(records) else [], out, title=cfg.event, names=names
+            [records] if os.path.exists(records) else [],
+            out,
+            title=cfg.event,
+            names=names,
+            duplicate=cfg.duplicate,
+            tournament=True,
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None

@@ -534,6 +534,27 @@ def test_report_of_record_files_with_faults(browser: Any, tmp_path: Path) -> Non
     page.close()
 
 
+def test_tournament_report(browser: Any, tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        'event = "Cup"\nformat = "round-robin"\ngames = 2\nseed = 4\ntc = "inf"\n'
+        'concurrency = 1\noutput = "cup"\n'
+        '[[engines]]\nname = "Simple"\ncommand = "simple"\n'
+        '[[engines]]\nname = "Random"\ncommand = "random"\n'
+        '[[engines]]\nname = "Simple B"\ncommand = "simple"\n'
+    )
+    out = tmp_path / "cup.html"
+    result = CliRunner().invoke(cli, ["tournament", str(config), "-q", "--html", str(out)])
+    assert result.exit_code == 0, result.output
+    printed = [line.rstrip() for line in result.output.splitlines()[1:] if line.strip()]
+    page = Page(browser, out)
+    block = page.page.inner_text("#result-block")
+    assert [line.rstrip() for line in block.splitlines() if line.strip()] == printed
+    assert page.page.locator("#games a[data-game]").count() == 6
+    assert page.page.locator("#chart-elo svg path").count() > 0
+    page.close()
+
+
 def test_report_of_three_players(tmp_path: Path) -> None:
     record = tmp_path / "three.gin"
     record.write_text(dumps(play("threehanded", 3)))

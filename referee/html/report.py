@@ -31,7 +31,7 @@ from referee.html.model import game_data
 from referee.html.page import render_page
 from referee.html.replay import write_page
 from referee.report import GameSummary, Standings
-from referee.tournament import pairwise
+from referee.tournament import TournamentStandings, pairwise
 
 log = logging.getLogger(__name__)
 
@@ -209,8 +209,11 @@ def match_report(
     names: Sequence[str] | None = None,
     sprt: tuple[float, float, float, float] | None = None,
     duplicate: bool | None = None,
+    tournament: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    """The report's HTML and its chart specifications, from the viewer's data of the games."""
+    """The report's HTML and its chart specifications, from the viewer's data of the games.
+    ``tournament`` gives the result block of ``ginref tournament`` (maximum-likelihood Elo,
+    the cross-table) instead of ``ginref match``'s."""
     index: dict[str, int] = {name: i for i, name in enumerate(names or ())}
     summaries = [_summary(g, index) for g in games]
     engines = sorted(index, key=index.__getitem__)
@@ -221,6 +224,11 @@ def match_report(
     for s in summaries:
         standings.add(s)
     block = standings.lines()
+    if tournament:
+        table = TournamentStandings(engines)
+        for s in summaries:
+            table.add(s)
+        block = table.lines()
     charts: dict[str, Any] = {}
     parts = ['<section id="report" class="report" aria-labelledby="report-title">']
     parts.append('<h2 id="report-title">Result</h2>')
@@ -347,15 +355,19 @@ def write_match_report(
     names: Sequence[str] | None = None,
     sprt: tuple[float, float, float, float] | None = None,
     duplicate: bool | None = None,
+    tournament: bool = False,
 ) -> int:
     """Write the report of the games in ``sources`` (record files or ``GameRecord``s) to
     ``out_path``, with every game in the replay viewer below the figures; return the number
     of games. ``names`` fixes the engines' order (the first is the one the head-to-head
     figures speak for); ``sprt`` is ``(elo0, elo1, alpha, beta)`` when the match ran one;
-    ``duplicate`` pairs the games that share a deck (default: when any deck key repeats).
+    ``duplicate`` pairs the games that share a deck (default: when any deck key repeats);
+    ``tournament`` writes the tournament's result block (maximum-likelihood Elo, cross-table).
     Raises ``RecordError`` if a game does not verify."""
     games = [game_data(r, n) for n, r in enumerate(_records(sources), start=1)]
-    report, charts = match_report(games, names=names, sprt=sprt, duplicate=duplicate)
+    report, charts = match_report(
+        games, names=names, sprt=sprt, duplicate=duplicate, tournament=tournament
+    )
     write_page(out_path, render_page(title, games, report, charts))
     log.info("wrote %s: %d games", out_path, len(games))
     return len(games)
