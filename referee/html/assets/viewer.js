@@ -294,28 +294,31 @@
     var html = '<h3>Showdown</h3>';
     var sd = hand.show;
     if (sd) {
-      var k = sd.knocker, d = sd.defender;
-      html += '<div class="knocker"><strong>' + player(game, k.p) + ' knocks</strong>: melds' +
-        '<div class="cards">' + k.melds.map(function (m) {
-          return '<span class="meld">' + cards(m) + '</span>';
-        }).join('') + (k.dead ? '<span class="deadwood">' + cards(k.dead) + '</span>' : '') +
-        '</div>deadwood ' + k.dw + '</div>';
+      html += side('knocker', player(game, sd.knocker.p) + ' knocks', sd.knocker);
       if (sd.layoffs.length) {
         html += '<div class="layoffs"><strong>Layoffs</strong>, in order:<ol>' +
           sd.layoffs.map(function (l) {
             return '<li>' + card(l.c) + ' on ' + cards(l.on) + '</li>';
           }).join('') + '</ol></div>';
       }
-      html += '<div class="defender"><strong>' + player(game, d.p) + ' defends</strong>: melds' +
-        '<div class="cards">' + d.melds.map(function (m) {
-          return '<span class="meld">' + cards(m) + '</span>';
-        }).join('') + (d.dead ? '<span class="deadwood">' + cards(d.dead) + '</span>' : '') +
-        '</div>deadwood ' + d.dw + '</div>';
+      html += side('defender', player(game, sd.defender.p) + ' defends', sd.defender);
     }
     html += '<p class="points" data-points="' + r.points + '" data-outcome="' + r.outcome +
       '">' + esc(r.text) + ' \u2014 ' + esc(r.how) + '</p>';
     el.innerHTML = html;
     el.hidden = false;
+  }
+
+  function side(cls, title, shown) {
+    var melds = shown.melds.map(function (m) {
+      return '<span class="meld" role="group" aria-label="meld">' + cards(m) + '</span>';
+    }).join('') || 'none';
+    return '<div class="' + cls + '"><strong>' + title + '</strong>' +
+      '<div class="cards"><span class="group-label">melds</span>' + melds + '</div>' +
+      '<div class="cards"><span class="group-label">deadwood</span>' +
+      (shown.dead ? '<span class="deadwood" role="group" aria-label="deadwood">' +
+        cards(shown.dead) + '</span>' : '') +
+      '<span class="group-label">= ' + shown.dw + '</span></div></div>';
   }
 
   function renderMoves(game, hand) {
