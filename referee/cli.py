@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import click
 
 from ginproto import __version__
+from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
@@ -176,6 +177,13 @@ def parse_seed(seed: str | None) -> int | str:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="OUT.html",
+    help="Write the match report, with every game to replay, as one HTML page.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def match(
     engines: tuple[str, ...],
@@ -196,6 +204,7 @@ def match(
     names: tuple[str, ...],
     as_json: bool,
     quiet: bool,
+    html_out: str | None = None,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
@@ -244,8 +253,16 @@ def match(
             err=True,
         )
     progress = Progress(games, stream=err, quiet=quiet)
+    records: list[GameRecord] = []
 
     def on_game(done: Played, standings: Standings) -> None:
+        if html_out is not None:
+            records.append(
+                record_from_log(
+                    done.log, done.engines, event=config.event,
+                    extra=[("Game", str(done.job.index + 1))],
+                )
+            )
         fault = done.log.fault
         who = done.log.winner
         text = "drawn" if who is None else f"{display[done.job.lineup[who]]} wins"
@@ -259,6 +276,8 @@ def match(
         raise click.ClickException(f"cannot write: {exc}") from None
     finally:
         progress.close()
+    if html_out is not None:
+        _write_report(records, html_out, display, config)
     out = result.standings.to_json() if as_json else None
     sprt_state = None
     if result.sprt is not None:
@@ -279,6 +298,23 @@ def match(
         click.echo(f"SPRT: llr {llr:.3f} ({lower:.3f}, {upper:.3f}), {words}")
     if result.stopped_early:
         click.echo(f"Stopped early after {result.played} of {games} games.")
+
+
+def _write_report(
+    records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
+) -> None:
+    from referee.html.report import write_match_report  # the page's assets load only when asked
+
+    title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
+    try:
+        write_match_report(
+            records, out, title=title, names=names, sprt=config.sprt,
+            duplicate=config.duplicate,
+        )
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
 def _sprt_words(state: str) -> str:

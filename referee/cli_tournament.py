@@ -22,10 +22,11 @@ from typing import Any
 
 import click
 
+from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli_options import rule_items, seed_value
 from referee.progress import Progress
-from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
+from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
     FORMATS,
     ConfigError,
@@ -117,6 +118,13 @@ Example config (every key but the engines has a default):
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="OUT.html",
+    help="Write the report, with every game to replay, as one HTML page.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def tournament(
     config: str | None,
@@ -136,6 +144,7 @@ def tournament(
     stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
+    html_out: str | None = None,
 ) -> None:
     """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
 
@@ -190,7 +199,7 @@ def tournament(
         )
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else secrets.randbelow(10**9))
-    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet)
+    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out)
 
 
 def _overrides(**given: Any) -> dict[str, Any]:
@@ -205,6 +214,7 @@ def _run(
     stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
+    html_out: str | None = None,
 ) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
@@ -220,9 +230,28 @@ def _run(
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         with store:
-            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet)
+            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet, html_out)
     finally:
         lock.release()
+
+
+def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
+    from referee.html.report import write_match_report  # the page's assets load only when asked
+
+    records = os.path.join(directory, RECORDS_NAME)
+    try:
+        write_match_report(
+            [records] if os.path.exists(records) else [],
+            out,
+            title=cfg.event,
+            names=names,
+            duplicate=cfg.duplicate,
+            tournament=True,
+        )
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
 def _play(
@@ -233,6 +262,7 @@ def _play(
     stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
+    html_out: str | None = None,
 ) -> None:
     names = store.names
     done, total = store.counts()
@@ -279,6 +309,8 @@ def _play(
             progress.close()
     standings = TournamentStandings.from_store(store)
     done, total = store.counts()
+    if html_out is not None:
+        _write_report(directory, cfg, list(names), html_out)
     if as_json:
         out = {
             "tournament": {

@@ -432,6 +432,13 @@ def _fail_on(errors: Sequence[RecordError]) -> None:
 )
 @click.option("--step", is_flag=True, help="Walk the hands move by move: Enter next, q quit.")
 @click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="OUT.html",
+    help="Write a self-contained page to step through the games in a browser.",
+)
+@click.option(
     "--color/--no-color",
     "colour",
     default=None,
@@ -445,14 +452,17 @@ def replay(
     hand_no: int | None,
     step: bool,
     colour: bool | None,
+    html_out: str | None = None,
 ) -> None:
     """Show, verify or export the games of the record FILE ('-' reads standard input).
 
     The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
     otherwise exit 1 naming the first wrong line as FILE:LINE and why.
     """
-    if sum((verify, as_json, step)) > 1:
-        raise click.UsageError("choose one of --verify, --json and --step")
+    if sum((verify, as_json, step, html_out is not None)) > 1:
+        raise click.UsageError("choose one of --verify, --json, --step and --html")
+    if html_out is not None and hand_no is not None:
+        raise click.UsageError("--html shows every hand; link one as OUT.html#g1h3 instead")
     if step and file == "-":
         raise click.UsageError("--step reads the keyboard on standard input; give a FILE")
     try:
@@ -460,6 +470,8 @@ def replay(
             _verify(file, game_no)
         elif as_json:
             _json(file, game_no, hand_no)
+        elif html_out is not None:
+            _html(file, game_no, html_out)
         else:
             _show(file, game_no, hand_no, step, colour)
     except RecordError as exc:
@@ -515,6 +527,19 @@ def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
         for obj in json_hands(record, number):
             if hand_no is None or obj["hand"] == hand_no:
                 out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+
+
+def _html(file: str, game_no: int | None, out: str) -> None:
+    from referee.html.replay import write_replay  # the page's assets load only when asked
+
+    selected = list(_selected(file, game_no))
+    try:
+        count = write_replay(
+            [r for _, r in selected], out, f"{os.path.basename(file)}", [n for n, _ in selected]
+        )
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    click.echo(f"{out}: {count} game{'' if count == 1 else 's'}", err=True)
 
 
 def _keyboard() -> IO[str] | None:
