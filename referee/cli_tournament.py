@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import sqlite3
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import random_seed, rule_items, seed_value
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -189,7 +188,7 @@ def tournament(
             'say where the results go: output = "DIR" in the file, or --output DIR'
         )
     if cfg.seed is None:
-        cfg = replace(cfg, seed=stored["seed"] if stored else secrets.randbelow(10**9))
+        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet)
 
 
