@@ -4,15 +4,21 @@ against its records."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
+import shlex
 import signal
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from ginproto.record import (
     RecordReader,
@@ -23,6 +29,10 @@ from ginproto.record import (
 from ginproto.replay import verify_game
 from ginproto.rules import Rules
 from ginproto.simulate import RandomPlayer, play_one
+from ginproto.table import hand_deck
+from referee.cli import cli, parse_seed
+from referee.cli_options import seed_value
+from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,3 +113,148 @@ def test_a_kill_during_appends_leaves_whole_games_and_the_next_append_is_clean(
         assert path.read_bytes() == long_game.encode() * (whole + 1)  # games that verify
     assert trials >= 3
     print(f"{trials} kills, {torn_seen} left a torn game, every one cut off by the next append")
+
+
+# -- random seeds ----------------------------------------------------------------------------
+
+REFEREE = [sys.executable, "-c", "from referee.cli import main; main()"]
+PROBE = str(Path(__file__).resolve().parent / "engines" / "secrets_probe.py")
+GREEDY = str(Path(__file__).resolve().parent / "engines" / "tourney_greedy.py")
+
+
+def test_a_random_seed_carries_128_bits() -> None:
+    seeds = [parse_seed(None) for _ in range(4)]
+    assert all(isinstance(s, int) and 100 < s.bit_length() <= 128 for s in seeds), seeds
+    assert len(set(seeds)) == 4
+    runner = CliRunner()
+    result = runner.invoke(cli, ["match", "random", "random", "--games", "1", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["seed"].bit_length() > 100
+
+
+def test_a_tournament_without_a_seed_gets_a_128_bit_one(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        'games = 1\ntc = "inf"\noutput = "out"\n'
+        '[[engines]]\ncommand = "random"\n[[engines]]\ncommand = "simple"\n'
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(config), "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    seed = json.loads(result.stdout)["tournament"]["seed"]
+    assert seed.bit_length() > 100
+    with Store.open(tmp_path / "out") as store:
+        assert store.settings["seed"] == seed
+        [record] = [text for _, text in store.records()]
+    assert f'[Seed "{seed}"]' in record
+
+
+def test_every_bit_of_a_seed_counts() -> None:
+    high = (1 << 127) | 12345
+    variants = [high, high ^ (1 << 127), high ^ (1 << 100), high ^ (1 << 64), high ^ (1 << 32)]
+    decks = {hand_deck(seed, 0, 1) for seed in variants}
+    assert len(decks) == len(variants)
+    assert hand_deck(high, 0, 1) == hand_deck(str(high), 0, 1)  # as --seed reads it back
+
+
+def test_seeds_given_by_the_user_still_work() -> None:
+    assert seed_value("2024") == 2024
+    assert seed_value(str(1 << 127)) == 1 << 127
+    assert seed_value("spring cup") == "spring cup"
+    assert seed_value("²") == "²"  # a digit to str.isdigit, but not to int()
+    assert seed_value("9" * 5000) == "9" * 5000  # beyond int()'s digit limit: text
+
+
+@pytest.mark.parametrize("seed", [str((1 << 127) + 3), "spring cup"])
+def test_the_same_seed_gives_byte_identical_records(tmp_path: Path, seed: str) -> None:
+    records = []
+    for run in ("a", "b"):
+        path = tmp_path / f"{run}.gin"
+        args = ["match", "random", "simple", "--games", "2", "--seed", seed, "--record", str(path)]
+        result = CliRunner().invoke(cli, [*args, "-q"])
+        assert result.exit_code == 0, result.output
+        records.append(path.read_bytes())
+    assert records[0] == records[1]
+    assert f'[Seed "{seed}"]'.encode() in records[0]
+
+
+# -- files are their owner's alone -----------------------------------------------------------
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_match_files_are_created_owner_only(tmp_path: Path) -> None:
+    record, debug, errors = tmp_path / "games.gin", tmp_path / "debug.log", tmp_path / "err"
+    args = ["match", "random", "simple", "--games", "2", "--record", str(record)]
+    args += ["--debug-log", str(debug), "--stderr-dir", str(errors), "-q"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    stderr_files = list(errors.iterdir())
+    assert stderr_files
+    for path in [record, debug, *stderr_files]:
+        assert mode(path) == 0o600, path
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_tournament_files_are_created_owner_only(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        'seed = 5\ngames = 2\ntc = "inf"\noutput = "out"\n'
+        '[[engines]]\ncommand = "random"\n[[engines]]\ncommand = "simple"\n'
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(config), "-q"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    with Store.open(out) as store:
+        store.set_run_options({"concurrency": 1})  # a write: the WAL files exist now
+        wal = [out / (STORE_NAME + "-wal"), out / (STORE_NAME + "-shm")]
+        assert all(p.exists() for p in wal)
+        for path in [out / STORE_NAME, *wal, out / RECORDS_NAME]:
+            assert mode(path) == 0o600, path
+        (out / RECORDS_NAME).unlink()
+        RecordsFile(store).reconcile()  # written again from the store
+        assert mode(out / RECORDS_NAME) == 0o600
+
+
+# -- nothing of the referee's reaches an engine ----------------------------------------------
+
+
+def probe_reports(folder: Path) -> list[dict[str, Any]]:
+    reports = []
+    for path in folder.iterdir():
+        for line in path.read_text().splitlines():
+            if line.startswith("{"):
+                reports.append(json.loads(line))
+    return reports
+
+
+def test_an_engine_inherits_no_seed_and_no_descriptor_of_the_referee(tmp_path: Path) -> None:
+    seed = str((1 << 127) + 987654321)
+    probe = shlex.join([sys.executable, PROBE])
+    errors = tmp_path / "err"
+    args = [*REFEREE, "match", probe, "random", "--games", "4", "--concurrency", "2"]
+    args += ["--seed", seed, "--record", str(tmp_path / "g.gin")]
+    args += ["--debug-log", str(tmp_path / "d.log"), "--stderr-dir", str(errors), "-q"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GIN_SEED_PROBE": "visible"}
+    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    reports = probe_reports(errors)
+    assert reports
+    for seen in reports:
+        assert seed not in json.dumps(seen["argv"]) and seed not in json.dumps(seen["env"])
+        assert "GIN_SEED_PROBE" not in seen["env"]  # the referee's environment stays behind
+        assert set(seen["fds"]) >= {"0", "1", "2"}
+        for fd, target in seen["fds"].items():
+            assert str(tmp_path) not in target, (fd, target)
+            assert target.startswith(("pipe:", "/dev/null", "/proc/")), (fd, target)
