@@ -8,7 +8,9 @@ import json
 import os
 import random
 import shlex
+import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from ginproto.record import (
     RecordReader,
@@ -33,6 +35,13 @@ from ginproto.table import hand_deck
 from referee.cli import cli, parse_seed
 from referee.cli_options import seed_value
 from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
+from referee.tournament import (
+    StoreDiffers,
+    load_config,
+    open_tournament,
+    run_tournament,
+    stored_config,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -258,3 +267,161 @@ def test_an_engine_inherits_no_seed_and_no_descriptor_of_the_referee(tmp_path: P
         for fd, target in seen["fds"].items():
             assert str(tmp_path) not in target, (fd, target)
             assert target.startswith(("pipe:", "/dev/null", "/proc/")), (fd, target)
+
+
+# -- the store is checked against the records ------------------------------------------------
+
+
+def cup(folder: Path, games: int = 2) -> Path:
+    greedy = json.dumps([sys.executable, GREEDY])
+    config = folder / "cup.toml"
+    config.write_text(
+        f'event = "integrity"\nseed = 21\ngames = {games}\ntc = "inf"\noutput = "out"\n'
+        '[[engines]]\nname = "Simple"\ncommand = "simple"\n'
+        '[[engines]]\nname = "Random"\ncommand = "random"\n'
+        f'[[engines]]\nname = "Faulty"\ncommand = {greedy}\noptions = {{ IllegalAt = 2 }}\n'
+    )
+    return config
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished round-robin of three engines, one of which forfeits."""
+    folder = tmp_path_factory.mktemp("cup")
+    config = load_config(cup(folder))
+    with open_tournament(config, folder / "out", resume=False) as store:
+        run_tournament(store, config)
+    return folder / "out"
+
+
+@pytest.fixture
+def out(played: Path, tmp_path: Path) -> Path:
+    """A copy of the finished tournament to tamper with."""
+    copy = tmp_path / "out"
+    shutil.copytree(played, copy)
+    return copy
+
+
+def verify(out: Path) -> Result:
+    return CliRunner().invoke(cli, ["tournament", "--verify", str(out)])
+
+
+def resume(out: Path) -> Result:
+    return CliRunner().invoke(cli, ["tournament", "--resume", str(out), "-q"])
+
+
+def sql(out: Path, statement: str, *args: object) -> list[tuple[Any, ...]]:
+    db = sqlite3.connect(out / STORE_NAME)
+    try:
+        rows = db.execute(statement, args).fetchall()
+        db.commit()
+    finally:
+        db.close()
+    return rows
+
+
+def test_an_untouched_store_verifies(out: Path) -> None:
+    result = verify(out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"{out}: 6 stored games, 6 in the records file: every stored result is the one its"
+        " record gives"
+    ]
+    assert resume(out).exit_code == 0
+
+
+def test_a_loss_turned_into_a_win_in_the_store_is_caught(out: Path) -> None:
+    [(game, winner, lineup)] = sql(
+        out,
+        "SELECT game, winner, json_extract(summary, '$.lineup') FROM results"
+        " WHERE winner IS NOT NULL ORDER BY game LIMIT 1",
+    )
+    loser = next(e for e in json.loads(lineup) if e != winner)
+    sql(
+        out,
+        "UPDATE results SET winner = ?, summary = json_set(summary, '$.winner', ?) WHERE game = ?",
+        loser,
+        loser,
+        game,
+    )
+    result = verify(out)
+    assert result.exit_code == 1
+    names = ["Simple", "Random", "Faulty"]
+    assert (
+        f"game {game + 1}: the store gives the win to {names[loser]!r}, but its record gives it"
+        f" to {names[winner]!r}"
+    ) in result.stdout
+    assert f"{out}: 1 of 6 stored games differ from their records" in result.output
+    before = (out / RECORDS_NAME).read_bytes()
+    refused = resume(out)
+    assert refused.exit_code == 1
+    assert f"cannot resume {out}: 1 of 6 stored games differ" in refused.output
+    assert f"game {game + 1}: the store gives the win" in refused.output
+    assert (out / RECORDS_NAME).read_bytes() == before  # not "repaired" from the store
+    with pytest.raises(StoreDiffers) as info:
+        open_tournament(stored_config(Store.open(out)), out, resume=True)
+    assert info.value.games == [game]
+
+
+def test_a_changed_score_in_the_records_file_is_caught(out: Path) -> None:
+    path = out / RECORDS_NAME
+    lines = path.read_text().split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("totals ") and "/" not in line)
+    first, second = lines[at].split()[1:3]
+    lines[at] = f"totals {second} {first}" if first != second else f"totals {first} 1{second}"
+    path.write_text("\n".join(lines))
+    result = verify(out)
+    assert result.exit_code == 1
+    assert f"games.gin:{at + 1} says {lines[at]!r}" in result.stdout
+    assert "wrong totals line" in result.stdout
+    refused = resume(out)
+    assert refused.exit_code == 1 and "cannot resume" in refused.output
+
+
+def test_a_changed_move_in_the_stored_record_is_caught(out: Path) -> None:
+    [(game, record)] = sql(out, "SELECT game, record FROM results ORDER BY game LIMIT 1")
+    lines = record.split("\n")
+    # A player's second discard of a hand, changed to their first: a card no longer held.
+    first: dict[str, str] = {}
+    for at, line in enumerate(lines):
+        words = line.split()
+        if line.startswith("hand "):
+            first = {}
+        elif len(words) == 3 and words[1] == "discard":
+            if words[0] in first:
+                lines[at] = f"{words[0]} discard {first[words[0]]}"
+                break
+            first[words[0]] = words[2]
+    else:
+        pytest.fail("no player discarded twice in a hand")
+    sql(out, "UPDATE results SET record = ? WHERE game = ?", "\n".join(lines), game)
+    result = verify(out)
+    assert result.exit_code == 1
+    assert f"game {game + 1}: the store's record does not verify: line {at + 1}" in result.stdout
+    assert resume(out).exit_code == 1
+
+
+def test_a_removed_fault_is_caught(out: Path) -> None:
+    [(game,)] = sql(out, "SELECT game FROM faults ORDER BY game LIMIT 1")
+    sql(out, "DELETE FROM faults WHERE game = ?", game)
+    result = verify(out)
+    assert result.exit_code == 1
+    assert f"game {game + 1}: the store's faults (none) are not its record's (Faulty" in (
+        result.stdout
+    )
+
+
+def test_what_an_interrupted_run_leaves_is_not_a_difference(out: Path) -> None:
+    path = out / RECORDS_NAME
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 300])  # a torn last game
+    result = verify(out)
+    assert result.exit_code == 0, result.output
+    assert "was cut off by an interrupted append" in result.stderr
+    last = data.rindex(b"%ginrec")
+    path.write_bytes(data[:last])  # the last game not yet appended
+    result = verify(out)
+    assert result.exit_code == 0, result.output
+    assert "1 stored game(s) are not in games.gin yet" in result.stderr
+    assert resume(out).exit_code == 0
+    assert path.read_bytes() == data
