@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from ginproto.record import (
 from ginproto.replay import replay_game, verify_game
 from ginproto.table import Fault, GameLog, HandLog, first_dealer, hand_deck, role_draw
 from referee.report import summarize
-from referee.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store
+from referee.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,13 @@ class StoreReport:
 def verify_store(store: Store, records: str | Path | None = None) -> StoreReport:
     """Cross-check every finished game of ``store`` against its record and the records file
     (``records``, by default the store's ``games.gin``)."""
+    try:
+        return _verify(store, records)
+    except (sqlite3.Error, ValueError, TypeError) as exc:  # a store altered beyond reading
+        raise StoreError(f"{store.path}: cannot read the store to check it: {exc}") from None
+
+
+def _verify(store: Store, records: str | Path | None) -> StoreReport:
     report = StoreReport()
     names = store.names
     scheduled = {g.game: g for g in store.games()}
@@ -112,7 +120,11 @@ def verify_store(store: Store, records: str | Path | None = None) -> StoreReport
             report.differences.append(
                 Difference(result.game, f"the store has its result, but marks it {game.state}")
             )
-        for reason in check_result(result, game, names):
+        try:
+            reasons = check_result(result, game, names)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            reasons = [f"it cannot be checked: {exc!r}"]
+        for reason in reasons:
             report.differences.append(Difference(result.game, reason))
     for game in scheduled.values():
         if game.state == "done" and game.game not in stored:

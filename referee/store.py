@@ -11,7 +11,9 @@ resume.
 The human-facing records file (``games.gin``) is derived from the store: each game is appended
 after its commit, and on resume ``RecordsFile.reconcile`` rewrites the file if it does not hold
 exactly the committed games, in schedule order (a crash between the commit and the append, or
-games finished out of order, leaves it behind; never ahead).
+games finished out of order, leaves it behind; never ahead). Before that, a resume checks the
+store against the records (``referee.integrity``) and refuses one they contradict. Every file
+here is created with mode 0600: the store and the records name the seed.
 
 Schema (``SCHEMA_VERSION`` 1)::
 

@@ -34,6 +34,7 @@ from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import hand_deck
 from referee.cli import cli, parse_seed
 from referee.cli_options import seed_value
+from referee.integrity import verify_store
 from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 from referee.tournament import (
     StoreDiffers,
@@ -425,3 +426,16 @@ def test_what_an_interrupted_run_leaves_is_not_a_difference(out: Path) -> None:
     assert "1 stored game(s) are not in games.gin yet" in result.stderr
     assert resume(out).exit_code == 0
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("variant", ["threehanded", "hollywood"])
+def test_every_variant_verifies_faults_included(tmp_path: Path, variant: str) -> None:
+    games = 3 if variant == "threehanded" else 2
+    config = load_config(cup(tmp_path, games), {"variant": variant, "rules": {"target": "60"}})
+    with open_tournament(config, tmp_path / "out", resume=False) as store:
+        run_tournament(store, config)
+        report = verify_store(store)
+        assert any(r.faults and r.faults[0].hand for r in store.results())
+    assert report.ok, report.differences
+    pairings = {"threehanded": 1, "hollywood": 3}[variant]  # of three engines
+    assert report.stored == report.in_file == pairings * games
