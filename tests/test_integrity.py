@@ -180,7 +180,7 @@ def test_the_same_seed_gives_byte_identical_records(tmp_path: Path, seed: str) -
     for run in ("a", "b"):
         path = tmp_path / f"{run}.gin"
         args = ["match", "random", "simple", "--games", "2", "--seed", seed, "--record", str(path)]
-        result = CliRunner().invoke(cli, [*args, "-q"])
+        result = CliRunner().invoke(cli, [*args, "--rule", "target=50", "-q"])
         assert result.exit_code == 0, result.output
         records.append(path.read_bytes())
     assert records[0] == records[1]
@@ -249,17 +249,8 @@ def probe_reports(folder: Path) -> list[dict[str, Any]]:
     return reports
 
 
-def test_an_engine_inherits_no_seed_and_no_descriptor_of_the_referee(tmp_path: Path) -> None:
-    seed = str((1 << 127) + 987654321)
-    probe = shlex.join([sys.executable, PROBE])
-    errors = tmp_path / "err"
-    args = [*REFEREE, "match", probe, "random", "--games", "4", "--concurrency", "2"]
-    args += ["--seed", seed, "--record", str(tmp_path / "g.gin")]
-    args += ["--debug-log", str(tmp_path / "d.log"), "--stderr-dir", str(errors), "-q"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GIN_SEED_PROBE": "visible"}
-    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    reports = probe_reports(errors)
+def check_probes(folder: Path, tmp_path: Path, seed: str) -> None:
+    reports = probe_reports(folder)
     assert reports
     for seen in reports:
         assert seed not in json.dumps(seen["argv"]) and seed not in json.dumps(seen["env"])
@@ -268,6 +259,38 @@ def test_an_engine_inherits_no_seed_and_no_descriptor_of_the_referee(tmp_path: P
         for fd, target in seen["fds"].items():
             assert str(tmp_path) not in target, (fd, target)
             assert target.startswith(("pipe:", "/dev/null", "/proc/")), (fd, target)
+
+
+PROBE_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIN_SEED_PROBE": "visible"}
+
+
+def test_an_engine_in_a_match_inherits_no_seed_and_no_descriptor(tmp_path: Path) -> None:
+    seed = str((1 << 127) + 987654321)
+    probe = shlex.join([sys.executable, PROBE])
+    errors = tmp_path / "err"
+    args = [*REFEREE, "match", probe, "simple", "--games", "4", "--concurrency", "2"]
+    args += ["--rule", "target=20"]
+    args += ["--seed", seed, "--record", str(tmp_path / "g.gin")]
+    args += ["--debug-log", str(tmp_path / "d.log"), "--stderr-dir", str(errors), "-q"]
+    done = subprocess.run(args, env=PROBE_ENV, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    check_probes(errors, tmp_path, seed)
+
+
+def test_an_engine_in_a_tournament_inherits_no_seed_and_no_descriptor(tmp_path: Path) -> None:
+    seed = str((1 << 127) + 123456789)
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        f'seed = "{seed}"\ngames = 2\ntc = "inf"\noutput = "out"\n'
+        f"[[engines]]\ncommand = {json.dumps([sys.executable, PROBE])}\n"
+        '[[engines]]\ncommand = "simple"\n'
+    )
+    errors = tmp_path / "err"
+    args = [*REFEREE, "tournament", str(config), "--concurrency", "2", "--rule", "target=20"]
+    args += ["--stderr-dir", str(errors), "-q"]
+    done = subprocess.run(args, env=PROBE_ENV, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    check_probes(errors, tmp_path, seed)
 
 
 # -- the store is checked against the records ------------------------------------------------
