@@ -354,6 +354,13 @@ def test_an_untouched_store_verifies(out: Path) -> None:
     assert resume(out).exit_code == 0
 
 
+def test_verify_needs_a_stored_tournament(out: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["tournament", "x.toml", "--verify", str(out)])
+    assert result.exit_code == 2 and "give no CONFIG nor --resume" in result.output
+    result = CliRunner().invoke(cli, ["tournament", "--verify", str(tmp_path / "none")])
+    assert result.exit_code == 1 and "holds no tournament" in result.output
+
+
 def test_a_loss_turned_into_a_win_in_the_store_is_caught(out: Path) -> None:
     [(game, winner, lineup)] = sql(
         out,
