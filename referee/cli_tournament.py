@@ -166,7 +166,9 @@ def tournament(
     """
     if verify is not None:
         if config is not None or resume is not None:
-            raise click.UsageError("--verify DIR checks a stored tournament: give no CONFIG nor --resume")
+            raise click.UsageError(
+                "--verify DIR checks a stored tournament: give no CONFIG nor --resume"
+            )
         _verify(verify)
         return
     if config is None and resume is None:
