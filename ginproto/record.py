@@ -1053,7 +1053,7 @@ class RecordReader:
         self.lines = number
         if state.game is not None:
             state.game.errors.extend(orphan_errors)
-            yield self._finish(state.game, state.ended or state.unknown)
+            yield self._finish(state.game, state.ended or state.unknown, last=True)
         elif orphan_errors:
             # No game at all, only stray lines: one empty game carries their errors.
             yield GameRecord(preamble=preamble, errors=orphan_errors, line=0, path=path)
@@ -1098,12 +1098,17 @@ class RecordReader:
         error = RecordSyntaxError(message, number, self.path)
         (state.game.errors if state.game is not None else orphans).append(error)
 
-    def _finish(self, game: GameRecord, ended: bool) -> GameRecord:
+    def _finish(self, game: GameRecord, ended: bool, last: bool = False) -> GameRecord:
         if not ended:
+            why = (
+                " (if an append was cut short by a kill or a crash, the next one cuts it off)"
+                if last
+                else ""
+            )
             game.errors.append(
                 TruncatedRecordError(
                     f"the game that starts at line {game.line} has no end line: the record is"
-                    " truncated",
+                    f" truncated{why}",
                     game.last_line,
                     self.path,
                 )
