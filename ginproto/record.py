@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,12 +49,15 @@ from ginproto.moves import Move, MoveError
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, GameLog
 
+log = logging.getLogger(__name__)
+
 FORMAT_VERSION: Final = 1
 FORMAT_LINE: Final = f"%ginrec {FORMAT_VERSION}"
 MAX_LINE: Final = 1 << 20  # a longer line is reported as one error and not parsed
 
 __all__ = [
     "FORMAT_LINE",
+    "RECORD_MODE",
     "Advice",
     "Comment",
     "Cut",
@@ -80,6 +84,7 @@ __all__ = [
     "loads",
     "read_games",
     "record_from_log",
+    "torn_tail",
     "write_game",
 ]
 
@@ -1000,6 +1005,8 @@ class RecordReader:
                 if state.game is not None:
                     yield self._finish(state.game, state.ended or state.unknown)
                 started = GameRecord(preamble=preamble, line=number, path=path, last_line=number)
+                if cut and state.game is not None:  # the cut line is the new game's
+                    started.errors.append(state.game.errors.pop())
                 started.errors.extend(orphan_errors)
                 state = _ReaderState(started)
                 orphan_errors, preamble = [], []
@@ -1046,7 +1053,7 @@ class RecordReader:
         self.lines = number
         if state.game is not None:
             state.game.errors.extend(orphan_errors)
-            yield self._finish(state.game, state.ended or state.unknown)
+            yield self._finish(state.game, state.ended or state.unknown, last=True)
         elif orphan_errors:
             # No game at all, only stray lines: one empty game carries their errors.
             yield GameRecord(preamble=preamble, errors=orphan_errors, line=0, path=path)
@@ -1091,12 +1098,17 @@ class RecordReader:
         error = RecordSyntaxError(message, number, self.path)
         (state.game.errors if state.game is not None else orphans).append(error)
 
-    def _finish(self, game: GameRecord, ended: bool) -> GameRecord:
+    def _finish(self, game: GameRecord, ended: bool, last: bool = False) -> GameRecord:
         if not ended:
+            why = (
+                " (if an append was cut short by a kill or a crash, the next one cuts it off)"
+                if last
+                else ""
+            )
             game.errors.append(
                 TruncatedRecordError(
                     f"the game that starts at line {game.line} has no end line: the record is"
-                    " truncated",
+                    f" truncated{why}",
                     game.last_line,
                     self.path,
                 )
@@ -1144,16 +1156,22 @@ def loads(text: str, path: str | None = None) -> list[GameRecord]:
 # Atomic append.
 
 
-def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
-    """Add one finished game to the record file at ``path``, creating it if needed.
+RECORD_MODE: Final = 0o600
+"""The mode of a record file this module creates: its owner's alone, since a record names the
+seed, and the seed reveals every deck."""
 
-    The guarantee (spec/RECORD.md, "Appending"): the game's whole text is built and checked
-    first, then written with one ``write`` on a descriptor opened ``O_APPEND``, under an
-    exclusive ``flock`` on the file (so appenders in other threads and processes never
-    interleave), then ``fsync``ed before this returns. A short write or an error truncates the
-    file back to where it was. An interrupted run therefore never leaves half a game, except
-    after a crash of the whole machine mid-write; then the reader reports the torn game as
-    truncated, and the next append starts on a line of its own so later games stay readable.
+
+def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
+    """Add one finished game to the record file at ``path``, creating it (mode 0600) if needed.
+
+    The guarantee (spec/RECORD.md, "Appending"): a game is in the file whole, or not at all.
+    The game's whole text is built and checked first, then written with one ``write`` on a
+    descriptor opened ``O_APPEND``, under an exclusive ``flock`` on the file (so appenders in
+    other threads and processes never interleave), then ``fsync``ed before this returns. A
+    short write or an error truncates the file back to where it was. A ``kill -9`` (or a crash
+    of the machine) in the middle of the write can still leave the start of the game at the
+    end of the file: the reader reports that torn game as truncated, and the next append first
+    cuts it off (``torn_tail``), so the file holds whole games again.
     """
     import fcntl  # POSIX only; imported here so that reading records works everywhere
 
@@ -1161,16 +1179,23 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
     data = text.encode("utf-8")
     name = os.fspath(path)
     created = not os.path.exists(name)
-    fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT, RECORD_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
-        if size:
-            with open(name, "rb") as check:
-                check.seek(max(0, size - 2))
-                tail = check.read(2)
-            if not tail.endswith(b"\n"):
-                data = b"\n" + data  # a torn game before us: keep ours on lines of its own
+        torn = torn_tail(fd, size)
+        if torn < size:
+            log.warning(
+                "%s: cut off the torn game at its end (%d bytes from byte %d), left by an"
+                " append that was interrupted",
+                name,
+                size - torn,
+                torn,
+            )
+            os.ftruncate(fd, torn)
+            size = torn
+        elif size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a last line of someone else's: keep ours on lines of its own
         try:
             written = os.write(fd, data)
             if written != len(data):
@@ -1185,6 +1210,57 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
         os.close(fd)  # closing releases the lock
     if created:
         fsync_dir(Path(name).resolve().parent)
+
+
+_CHUNK: Final = 1 << 16
+
+
+def torn_tail(fd: int, size: int) -> int:
+    """Where the record file open on ``fd`` (``size`` bytes) should end: ``size`` when its last
+    game is whole, else the offset where that torn game starts.
+
+    An append writes a game's ``%ginrec`` line first and its ``end`` line last, so what a
+    write cut short leaves is a game of this format with no whole ``end`` line (one with its
+    line break). Only the last game is read, backwards to the last line that starts with ``%``
+    (which no line inside a game does), so this costs one game's reading however large the
+    file; and usually only its last line.
+    """
+    tail = os.pread(fd, min(size, 4096), max(0, size - 4096))
+    body = tail.rstrip(b"\n")
+    cut = body.rfind(b"\n")
+    whole_line = cut >= 0 or size <= len(tail)
+    if len(body) < len(tail) and whole_line and body[cut + 1 :].startswith(b"end "):
+        return size  # the common case: the file ends with an end line and its line break
+    start = _last_game_start(fd, size)
+    if start is None:
+        return size
+    game = os.pread(fd, size - start, start)
+    first = (FORMAT_LINE + "\n").encode()
+    if not (game.startswith(first) or first.startswith(game)):
+        return size  # not a game of this format: none of ours
+    lines = game.split(b"\n")[:-1]  # the lines with their line break
+    return size if any(line.startswith(b"end ") for line in lines) else start
+
+
+def _last_game_start(fd: int, size: int) -> int | None:
+    """The offset of the last line that starts with ``%`` (a game's format line), or None."""
+    end = size
+    while end > 0:
+        begin = max(0, end - _CHUNK)
+        chunk = os.pread(fd, end - begin + 1, begin)  # one byte more: a line break at ``end``
+        at = len(chunk)
+        while True:
+            at = chunk.rfind(b"%", 0, at)
+            if at < 0:
+                break
+            if begin + at == 0 or (at > 0 and chunk[at - 1 : at] == b"\n"):
+                return begin + at
+            if at == 0:  # the byte before is in the previous chunk
+                if os.pread(fd, 1, begin - 1) == b"\n":
+                    return begin
+                break
+        end = begin
+    return None
 
 
 def fsync_dir(directory: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import sys
 from collections.abc import Sequence
 
@@ -13,7 +12,7 @@ import click
 from ginproto import __version__
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import rule_items, seed_value, timeout_options
+from referee.cli_options import random_seed, rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
@@ -98,7 +97,7 @@ def _engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
 
 def parse_seed(seed: str | None) -> int | str:
     if seed is None:
-        return secrets.randbelow(10**9)
+        return random_seed()
     return seed_value(seed)
 
 

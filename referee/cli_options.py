@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+SEED_BITS: Final = 128
+"""The entropy of a random seed: enough that no one can guess it or try every one."""
 
 
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
@@ -46,4 +50,15 @@ def rule_items(items: Sequence[str]) -> dict[str, str]:
 
 def seed_value(text: str) -> int | str:
     """A ``--seed``: a whole number, or any other text, which seeds just as well."""
-    return int(text) if text.isdigit() else text
+    # Python refuses to convert more than 4300 digits; such a seed seeds as text instead.
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 4000 else text
+
+
+def random_seed() -> int:
+    """A seed for a run given none: ``SEED_BITS`` random bits from the system's secure source.
+
+    The seed decides every deck, so a guessable one would let an engine know every card; the
+    seed becomes a deck through SHA-256 of its full decimal text (``ginproto.cards``), so all
+    its bits count.
+    """
+    return secrets.randbits(SEED_BITS)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import sqlite3
 import sys
@@ -24,7 +23,8 @@ import click
 
 from ginproto.record import RecordError
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import random_seed, rule_items, seed_value
+from referee.integrity import verify_store
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -117,6 +117,12 @@ Example config (every key but the engines has a default):
     type=click.Path(file_okay=False),
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
+@click.option(
+    "--verify",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Check every stored result in DIR against its record, then exit (1 if any differ).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option(
     "--html",
@@ -142,6 +148,7 @@ def tournament(
     event: str | None,
     output: str | None,
     stderr_dir: str | None,
+    verify: str | None,
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
@@ -158,7 +165,20 @@ def tournament(
 
     Options given on the command line override the file. The first Ctrl-C lets the games in
     progress finish; a second one stops at once (those games are played again on resume).
+
+    --verify DIR re-runs every stored game's record through the rules and checks that the
+    store's result is the one it gives (a resume checks the same, and refuses a store that
+    fails):
+
+        ginref tournament --verify cup-results
     """
+    if verify is not None:
+        if config is not None or resume is not None:
+            raise click.UsageError(
+                "--verify DIR checks a stored tournament: give no CONFIG nor --resume"
+            )
+        _verify(verify)
+        return
     if config is None and resume is None:
         raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
     overrides = _overrides(
@@ -198,8 +218,26 @@ def tournament(
             'say where the results go: output = "DIR" in the file, or --output DIR'
         )
     if cfg.seed is None:
-        cfg = replace(cfg, seed=stored["seed"] if stored else secrets.randbelow(10**9))
+        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out)
+
+
+def _verify(directory: str) -> None:
+    """Print each stored game that its records contradict, and a summary; exit 1 if any."""
+    try:
+        with Store.open(directory) as store:
+            report = verify_store(store)
+    except (StoreError, RecordError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        raise click.ClickException(f"cannot read the store in {directory}: {exc}") from None
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for difference in report.differences:
+        click.echo(str(difference))
+    if not report.ok:
+        raise click.ClickException(report.summary(directory))
+    click.echo(report.summary(directory))
 
 
 def _overrides(**given: Any) -> dict[str, Any]:

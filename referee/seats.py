@@ -31,7 +31,7 @@ class DebugLog:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.write_text("")
+        _private_file(self.path, truncate=True)
         self._lock = threading.Lock()
         self._buffers: dict[str, list[str]] = {}
         self._started = time.monotonic()
@@ -55,7 +55,7 @@ class DebugLog:
         data = (f"# {title}\n" + "".join(buffer)).encode("utf-8")
         buffer.clear()
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 while data:
                     data = data[os.write(fd, data) :]
@@ -90,6 +90,7 @@ class EngineSeats:
             stderr = None
             if stderr_dir is not None:
                 stderr = os.path.join(stderr_dir, f"{_safe(self.names[i])}.w{self.worker}.stderr")
+                _private_file(Path(stderr))  # the engine's start truncates it, keeping the mode
             self.engines.append(
                 EnginePlayer(spec, control, startup_timeout, stderr_path=stderr, on_line=hook)
             )
@@ -125,6 +126,17 @@ class EngineSeats:
                 engine.finish_match()
         if self.debug_log is not None:
             self.debug_log.flush(self.worker, f"end of the match (worker {self.worker})")
+
+
+def _private_file(path: Path, truncate: bool = False) -> None:
+    """Create ``path`` readable by its owner only (mode 0600), or make it so if it exists:
+    protocol lines and an engine's stderr say things about the deal."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _safe(name: str) -> str:

@@ -11,7 +11,9 @@ resume.
 The human-facing records file (``games.gin``) is derived from the store: each game is appended
 after its commit, and on resume ``RecordsFile.reconcile`` rewrites the file if it does not hold
 exactly the committed games, in schedule order (a crash between the commit and the append, or
-games finished out of order, leaves it behind; never ahead).
+games finished out of order, leaves it behind; never ahead). Before that, a resume checks the
+store against the records (``referee.integrity``) and refuses one they contradict. Every file
+here is created with mode 0600: the store and the records name the seed.
 
 Schema (``SCHEMA_VERSION`` 1)::
 
@@ -50,6 +52,9 @@ SCHEMA_VERSION: Final = 1
 STORE_NAME: Final = "tournament.sqlite"
 RECORDS_NAME: Final = "games.gin"
 LOCK_NAME: Final = ".lock"
+FILE_MODE: Final = 0o600
+"""Every file of a tournament is its owner's alone: the store and the records hold the seed,
+which reveals every deck."""
 
 _SCHEMA = """
 CREATE TABLE meta (
@@ -187,6 +192,9 @@ class Store:
             tmp = folder / (STORE_NAME + ".new")
             for leftover in (tmp, Path(str(tmp) + "-journal")):
                 leftover.unlink(missing_ok=True)
+            # SQLite gives its journal and WAL files the database file's mode: create that
+            # file first, owner only, so that no other user can read the seed or the results.
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
             db = sqlite3.connect(tmp, isolation_level=None)
             try:
                 db.execute("PRAGMA synchronous=FULL")
@@ -444,7 +452,8 @@ class RecordsFile:
     def rewrite(self) -> None:
         """Write the file from the store: to a temporary file, synced, then renamed."""
         tmp = self.path.with_name(self.path.name + ".new")
-        with tmp.open("wb") as f:
+        tmp.unlink(missing_ok=True)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "wb") as f:
             for _, text in self.store.records():
                 f.write(text.encode("utf-8"))
             f.flush()
@@ -476,7 +485,7 @@ class DirectoryLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -39,7 +39,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from engines import BUILTIN
 from ginproto.record import EngineInfo, record_from_log
@@ -59,6 +59,9 @@ from referee.store import (
     StoreError,
 )
 
+if TYPE_CHECKING:
+    from referee.integrity import StoreReport
+
 log = logging.getLogger(__name__)
 
 FORMATS: Final = ("round-robin", "gauntlet")
@@ -67,6 +70,24 @@ DEFAULT_EVENT: Final = "ginref tournament"
 
 class ConfigError(ValueError):
     """A tournament config that cannot be used; the message says where and why."""
+
+
+class StoreDiffers(StoreError):
+    """A resume of a store whose results its records contradict; ``games`` are the games that
+    differ (schedule positions), ``report`` says why (``referee.integrity``)."""
+
+    def __init__(self, directory: str, report: StoreReport, shown: int = 20) -> None:
+        self.report = report
+        self.games = report.games
+        lines = [f"  {d}" for d in report.differences[:shown]]
+        if len(report.differences) > shown:
+            lines.append(f"  ... and {len(report.differences) - shown} more")
+        super().__init__(
+            f"cannot resume {directory}: {report.summary(directory).partition(': ')[2]}, so its"
+            " results cannot be trusted:\n" + "\n".join(lines) + "\n"
+            f"ginref tournament --verify {directory} lists them all. Play the tournament again"
+            " in another directory."
+        )
 
 
 class SettingsChanged(StoreError):
@@ -730,7 +751,8 @@ def open_tournament(
     """Create the store of a new tournament, or open a stored one to resume it.
 
     A new tournament refuses a directory that already holds one. A resume refuses settings
-    that differ from the stored ones (``SettingsChanged``, naming each change).
+    that differ from the stored ones (``SettingsChanged``, naming each change), and a store
+    whose results its records contradict (``StoreDiffers``, naming the games).
     """
     folder = os.fspath(directory)
     if not resume:
@@ -756,6 +778,12 @@ def open_tournament(
     if changes:
         store.close()
         raise SettingsChanged(folder, changes)
+    from referee.integrity import verify_store  # it derives results as this module does
+
+    report = verify_store(store)
+    if not report.ok:
+        store.close()
+        raise StoreDiffers(folder, report)
     store.set_run_options(config.run_options())
     return store
 
@@ -1006,6 +1034,7 @@ __all__ = [
     "LocalBackend",
     "Plan",
     "SettingsChanged",
+    "StoreDiffers",
     "TournamentConfig",
     "TournamentStandings",
     "build_config",

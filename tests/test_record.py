@@ -360,20 +360,32 @@ def test_a_failed_write_leaves_the_file_as_it_was(
     assert path.read_text() == dumps(games[:2])
 
 
-def test_an_append_after_a_torn_game_keeps_later_games_readable(
-    tmp_path: Path, games: list[GameRecord]
+@pytest.mark.parametrize("cut", [1, 9, 10, 700, -30, -2])
+def test_an_append_after_a_torn_game_cuts_it_off(
+    tmp_path: Path, games: list[GameRecord], cut: int
 ) -> None:
     path = tmp_path / "run.rec"
     append_game(path, games[0])
-    torn = write_game(games[1])[:700]
+    torn = write_game(games[1])[:cut]
     with open(path, "a") as handle:
-        handle.write(torn)  # as a crash mid-write would leave it
-    append_game(path, games[2])
+        handle.write(torn)  # as a kill or a crash mid-write would leave it
     got = list(read_games(path))
-    assert len(got) == 3
-    assert not got[0].errors and not got[2].errors
-    assert isinstance(got[1].errors[-1], TruncatedRecordError)
-    assert not verify_game(got[2])
+    assert len(got) == 2 and not got[0].errors
+    assert any(isinstance(e, TruncatedRecordError) for e in got[1].errors)
+    append_game(path, games[2])
+    assert path.read_text() == dumps([games[0], games[2]])
+
+
+def test_an_append_keeps_a_whole_last_game_and_a_foreign_last_line(
+    tmp_path: Path, games: list[GameRecord]
+) -> None:
+    path = tmp_path / "run.rec"
+    whole = write_game(games[0]).rstrip("\n") + "\n"  # no blank line after its end line
+    path.write_text(whole + "# a note without a line break")
+    append_game(path, games[1])
+    got = list(read_games(path))
+    assert len(got) == 2 and not got[1].errors
+    assert path.read_text().startswith(whole + "# a note without a line break\n")
 
 
 def _append_many(args: tuple[str, str, int]) -> None:
@@ -507,3 +519,20 @@ def test_cards_in_records_use_one_spelling() -> None:
     with pytest.raises(RecordSyntaxError, match="canonical"):
         parse_line(line)
     assert parse_line("0 discard Th") == Play(0, Move.discard(Card.from_str("10h")))
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 16])
+def test_torn_tail_finds_where_a_cut_game_starts(
+    tmp_path: Path, games: list[GameRecord], chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ginproto.record as record
+
+    monkeypatch.setattr(record, "_CHUNK", chunk)
+    first, second = write_game(games[0]).encode(), write_game(games[3]).encode()
+    path = tmp_path / "run.rec"
+    for cut in [*range(0, 40), *range(len(second) - 40, len(second) + 1), len(second) // 2]:
+        path.write_bytes(first + second[:cut])
+        with open(path, "rb") as f:
+            end = record.torn_tail(f.fileno(), len(first) + cut)
+        whole = cut >= len(second) - 1  # only the blank line after the end line is missing
+        assert end == len(first) + (cut if whole else 0), cut

@@ -22,6 +22,7 @@ from ginproto.record import read_games
 from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from referee.cli import cli
+from referee.integrity import verify_store
 from referee.report import GameSummary
 from referee.stats import ELO_PER_NAT
 from referee.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
@@ -463,6 +464,8 @@ def check_consistent(out: Path) -> list[int]:
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         done = [g.game for g in store.games("done")]
         assert [r.game for r in store.results()] == done
+        report = verify_store(store)  # what a kill leaves is no difference
+        assert report.ok, report.differences
     in_file = file_games(out / RECORDS_NAME)
     assert in_file in (done, done[:-1]), (in_file, done)
     return done
