@@ -27,9 +27,10 @@ from typing import Protocol
 
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
-from ginproto.table import GameLog, Player, PlayerFault, play_game
+from ginproto.table import GameLog, Player, play_game
 from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec
+from referee.engine import EngineSpec
+from referee.preflight import preflight
 from referee.report import Standings, summarize
 from referee.seats import DebugLog, EngineSeats
 from referee.stats import SPRT
@@ -421,21 +422,13 @@ class MatchResult:
 
 
 def engine_names(config: MatchConfig) -> list[str]:
-    """Each engine's display name: the override, else its ``id name`` (asked once, before the
-    match), else its built-in name or program; repeated names get ``#2``, ``#3``."""
-    names = []
-    for spec in config.engines:
-        name = spec.name
-        if name is None:
-            probe = EnginePlayer(spec, config.control, config.startup_timeout)
-            try:
-                probe.start()
-                name = probe.id.name
-            except PlayerFault as fault:
-                log.warning("%s did not start cleanly: %s", spec.label, fault.detail)
-            finally:
-                probe.close()
-        names.append(name or spec.label)
+    """Check every engine before game 1 (``referee.preflight``: it starts, completes the
+    handshake and declares the options it is given; else `EngineNotReady`) and return each
+    one's display name: the override, else its ``id name``, else its built-in name or
+    program; repeated names get ``#2``, ``#3``."""
+    ids = preflight(config.engines, config.control, config.startup_timeout)
+    names = [spec.name or found.name or spec.label for spec, found in zip(
+        config.engines, ids, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for name in names:

@@ -549,6 +549,8 @@ class EngineProcess:
 
     def _exited_error(self) -> EngineExited:
         code = self._status()
+        if code is not None:  # give the last words on stderr a moment to arrive
+            self._stderr_thread.join(_JOIN_TIMEOUT / 5)
         return EngineExited(self._context(_describe_status(code)), name=self.name, returncode=code)
 
     def _context(self, what: str) -> str:
