@@ -23,7 +23,8 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import margin_option, rule_items, seed_value
+from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -52,6 +53,7 @@ Example config (every key but the engines has a default):
     concurrency = 2
     tc = "60+0.5"               # game clock BASE+INC, or "inf"
     move_timeout = 10
+    time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
 \b
     [rules]
@@ -67,6 +69,7 @@ Example config (every key but the engines has a default):
     cwd = "bots/mine"           # relative to this file
     tc = "30+0.5"               # its own time control
     options = { Seed = 7 }
+    env = { PYTHONPATH = "lib" }  # added to the engine's minimal environment
 """
 
 
@@ -103,6 +106,7 @@ Example config (every key but the engines has a default):
     type=click.FloatRange(min=0.001),
     help="Seconds for the handshake and isready.",
 )
+@margin_option(default=None)
 @click.option("--event", help="The event name in every game record.")
 @click.option(
     "--output",
@@ -131,6 +135,7 @@ def tournament(
     tc: str | None,
     move_timeout: float | None,
     startup_timeout: float | None,
+    time_margin: float | None,
     event: str | None,
     output: str | None,
     stderr_dir: str | None,
@@ -161,6 +166,7 @@ def tournament(
         tc=tc,
         move_timeout=move_timeout,
         startup_timeout=startup_timeout,
+        time_margin=time_margin,
         event=event,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
@@ -215,6 +221,8 @@ def _run(
     except (OSError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
+        if not resume:
+            _preflight(cfg)  # before the store is created: a new run is not started at all
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
@@ -223,6 +231,14 @@ def _run(
             _play(store, cfg, directory, resume, stderr_dir, as_json, quiet)
     finally:
         lock.release()
+
+
+def _preflight(cfg: TournamentConfig) -> None:
+    """Every engine starts, completes its handshake and declares its options, or exit 1."""
+    try:
+        preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
+    except EngineNotReady as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _play(
@@ -249,6 +265,8 @@ def _play(
             f" concurrency {cfg.concurrency}",
             err=True,
         )
+    if resume and done < total:
+        _preflight(cfg)
     progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
 
     def on_game(game: Scheduled, result: GameResult) -> None:

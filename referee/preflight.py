@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import shlex
 import shutil
 from collections.abc import Sequence
 
@@ -56,7 +57,7 @@ def option_problem(
 def ready(player: EnginePlayer) -> None:
     """Start ``player`` (handshake and ``isready``) and check its options; leave it running.
     Raises `EngineNotReady` (the engine stopped) if it fails."""
-    label = player.spec.name or player.spec.label
+    label = _what(player.spec)
     try:
         player.start()
     except PlayerFault as fault:
@@ -69,7 +70,7 @@ def ready(player: EnginePlayer) -> None:
         problem = option_problem(name, value, player.id.options)
         if problem is not None:
             player.close()
-            raise EngineNotReady(f"engine {player.name!r}: {problem}")
+            raise EngineNotReady(f"engine {_what(player.spec)!r}: {problem}")
 
 
 def preflight(
@@ -85,6 +86,15 @@ def preflight(
         finally:
             player.close()
     return ids
+
+
+def _what(spec: EngineSpec) -> str:
+    """The engine as the user named it: its name, built-in name or command line."""
+    if spec.name:
+        return spec.name
+    if any(list(spec.argv) == argv for argv in BUILTIN.values()):
+        return spec.label
+    return shlex.join(spec.argv)
 
 
 def _builtin_hint(spec: EngineSpec) -> str:

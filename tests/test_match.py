@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -272,12 +273,91 @@ def test_bad_arguments_are_usage_errors_not_tracebacks() -> None:
         assert "Traceback" not in result.output
 
 
-def test_missing_engine_program_is_a_ruling_not_a_crash() -> None:
+def _engines_that_cannot_start(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Engine arguments that cannot play, each with a text its error must show."""
+    shebang = tmp_path / "crlf.py"
+    shebang.write_bytes(b"#!/usr/bin/env python3\r\nprint('id name x')\n")
+    shebang.chmod(0o755)
+    return {
+        "misspelt built-in": ("simpel", "did you mean 'simple'?"),
+        "missing program": ("/nonexistent/engine", "No such file"),
+        "a directory": (str(tmp_path), "Permission denied"),
+        "bad shebang": (str(shebang), "python3"),  # from env, on its stderr
+        "exits at once": ("sh -c 'exit 0'", "exited with code 0"),
+        "no ginok": (f"{sys.executable} {HOSTILE} no-ginok", "no ginok"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["misspelt built-in", "missing program", "a directory", "bad shebang", "exits at once",
+     "no ginok"],
+)
+def test_an_engine_that_cannot_start_stops_the_match_before_game_1(
+    case: str, tmp_path: Path
+) -> None:
+    engine, shown = _engines_that_cannot_start(tmp_path)[case]
+    record = tmp_path / "games.gin"
     result = CliRunner().invoke(
-        cli, ["match", "/nonexistent/engine", "random", "--games", "1", "-q"]
+        cli,
+        ["match", "random", engine, "--games", "2", "--record", str(record),
+         "--startup-timeout", "1"],
+    )
+    assert result.exit_code == 1, result.output
+    assert "cannot be used" in result.output and shown in result.output, result.output
+    assert "Rank" not in result.output and "Score of" not in result.output
+    assert "Traceback" not in result.output
+    assert not record.exists()
+    assert no_processes_left() == []
+
+
+def test_an_option_the_engine_does_not_declare_is_refused_before_game_1(tmp_path: Path) -> None:
+    record = tmp_path / "games.gin"
+    for option, declared in (("Sed=3", "Seed"), ("2:Sed=3", "none")):
+        result = CliRunner().invoke(
+            cli, ["match", "random", "simple", "-o", option, "--record", str(record)]
+        )
+        assert result.exit_code == 1, result.output
+        engine = "simple" if option.startswith("2:") else "random"
+        assert (
+            f"engine '{engine}': -o Sed: the engine declares no such option"
+            f" (declared: {declared})" in result.output
+        ), result.output
+        assert not record.exists()
+    result = CliRunner().invoke(cli, ["match", "random", "simple", "-o", "1:Seed=x"])
+    assert result.exit_code == 1 and "Seed=x" in result.output, result.output
+    result = CliRunner().invoke(
+        cli, ["match", "random", "simple", "-o", "1:Seed=3", "--games", "1", "-q"]
     )
     assert result.exit_code == 0, result.output
-    assert "crash 1" in result.output
+
+
+def test_env_reaches_the_engine_and_only_the_engine_it_names(tmp_path: Path) -> None:
+    """An engine that prints its environment to stderr, kept with --stderr-dir."""
+    script = tmp_path / "envbot.py"
+    script.write_text(
+        "import os, runpy, sys\n"
+        "sys.stderr.write('ENV ' + repr(sorted(os.environ.items())) + '\\n')\n"
+        "sys.stderr.flush()\n"
+        "runpy.run_module('engines.random_engine', run_name='__main__')\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", f"{sys.executable} {script}",
+            "--env", f"PYTHONPATH={root}", "--env", "1:GIN_TEST=one", "--env", "2:GIN_TEST=two",
+            "--games", "1", "-q", "--name", "1=A", "--name", "2=B",
+            "--stderr-dir", str(folder),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    seen = {f.name.split(".")[0]: f.read_text() for f in folder.iterdir()}
+    assert "('GIN_TEST', 'one')" in seen["A"] and "('GIN_TEST', 'two')" in seen["B"]
+    for text in seen.values():
+        names = {name for name, _ in ast.literal_eval(text.splitlines()[0][4:])}
+        assert names <= {"PATH", "HOME", "LANG", "PYTHONPATH", "GIN_TEST"}, names
 
 
 def test_sprt_stops_a_lopsided_match_early() -> None:

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -694,3 +695,77 @@ def test_store_errors_are_not_tracebacks(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert isinstance(StoreError("x"), Exception)
+
+
+# ------------------------------------------------------------------------------------------
+# Engines checked before the first game
+
+
+def two_engine_config(folder: Path, second: str, **keys: Any) -> Path:
+    top = {"seed": 11, "games": 2, "tc": "inf", "output": "out", **keys}
+    lines = [f"{k} = {json.dumps(v)}" for k, v in top.items()]
+    path = folder / "cup.toml"
+    path.write_text(
+        "\n".join(lines) + '\n[[engines]]\nname = "Simple"\ncommand = "simple"\n' + second
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("engine", "shown"),
+    [
+        ('command = ["sh", "-c", "echo no model >&2; exit 3"]', "no model"),
+        ('command = "random"\noptions = { Sed = 3 }', "-o Sed: the engine declares no such"
+         " option (declared: Seed)"),
+    ],
+    ids=["fails the handshake", "undeclared option"],
+)
+def test_an_engine_that_cannot_be_used_stops_the_tournament_before_game_1(
+    tmp_path: Path, engine: str, shown: str
+) -> None:
+    path = two_engine_config(tmp_path, f'[[engines]]\nname = "Bad"\n{engine}\n')
+    result = CliRunner().invoke(cli, ["tournament", str(path), "--startup-timeout", "2"])
+    assert result.exit_code == 1, result.output
+    assert "engine 'Bad'" in result.output and shown in result.output, result.output
+    assert "Traceback" not in result.output and "Rank" not in result.output
+    assert not Store.exists(str(tmp_path / "out"))  # nothing was started
+    # The refused run left nothing behind: the same directory takes the corrected config.
+    good = two_engine_config(tmp_path, '[[engines]]\nname = "Bad"\ncommand = "random"\n')
+    result = CliRunner().invoke(cli, ["tournament", str(good), "--games", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.counts() == (1, 1)
+
+
+def test_env_reaches_the_engine_and_time_margin_is_a_run_option(tmp_path: Path) -> None:
+    script = tmp_path / "needs_env.sh"
+    script.write_text(
+        '#!/bin/sh\n[ "$GIN_MODEL" = small ] || { echo "GIN_MODEL unset" >&2; exit 2; }\n'
+        f"exec {shlex.quote(sys.executable)} -m engines.random_engine\n"
+    )
+    script.chmod(0o755)
+    body = f'[[engines]]\nname = "Needy"\ncommand = {json.dumps(str(script))}\n'
+    path = two_engine_config(tmp_path, body + f'env = {{ PYTHONPATH = "{ROOT}" }}\n')
+    result = CliRunner().invoke(cli, ["tournament", str(path), "-q"])
+    assert result.exit_code == 1 and "GIN_MODEL unset" in result.output, result.output
+    path = two_engine_config(
+        tmp_path,
+        body + f'env = {{ PYTHONPATH = "{ROOT}", GIN_MODEL = "small" }}\n',
+        time_margin=0.25,
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(path), "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tournament"]["played"] == 2
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.run_options["time_margin"] == 0.25
+        assert store.settings["engines"][1]["env"]["GIN_MODEL"] == "small"
+    config = load_config(path, {"time_margin": 0.5})
+    assert config.control.margin == 0.5 and config.specs()[1].env[0] == ("GIN_MODEL", "small")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.1", '"soon"'])
+def test_a_bad_time_margin_is_a_config_error(tmp_path: Path, value: str) -> None:
+    path = two_engine_config(tmp_path, '[[engines]]\ncommand = "random"\n')
+    path.write_text(f"time_margin = {value}\n" + path.read_text())
+    with pytest.raises(ConfigError, match="time_margin"):
+        load_config(path)
