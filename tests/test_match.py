@@ -205,19 +205,25 @@ def test_hostile_engine_forfeits_with_the_right_ruling(
             EngineSpec.parse("random"),
             games=2,
             record=str(record),
-            control=TimeControl(base=None, increment=0, move=0.5),
-            startup_timeout=1.0,
+            # Room enough that the healthy engine is never short of time on a busy machine.
+            control=TimeControl(base=None, increment=0, move=1.0),
+            startup_timeout=3.0,
         ),
         [f"hostile-{mode}", "Random"],
     )
     assert result.played == 2
     assert time.monotonic() - started < 30
-    tally = result.standings.tallies[0]
+    tally, other = result.standings.tallies
     assert tally.faults[kind.value] >= 1, tally.faults
     assert tally.wins == 0
+    assert sum(other.faults.values()) == 0, other.faults  # the healthy engine is never blamed
     games = loads(record.read_text())
     fault_lines = [i.text() for g in games for i in g.events if i.text().startswith("fault")]
     assert fault_lines and all(f" {kind.value} " in line for line in fault_lines), fault_lines
+    for game in games:  # each game's fault names the hostile engine's seat in that game
+        seat = next(p for p in (0, 1) if game.header(f"Player{p}") == f"hostile-{mode}")
+        faults = [i.text() for i in game.events if i.text().startswith("fault")]
+        assert faults == [] or all(line.startswith(f"fault {seat} ") for line in faults)
     assert any(reason in line for line in fault_lines), fault_lines
     assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
     assert no_processes_left() == []
