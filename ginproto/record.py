@@ -1148,10 +1148,10 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
     """Add one finished game to the record file at ``path``, creating it if needed.
 
     The guarantee (spec/RECORD.md, "Appending"): the game's whole text is built and checked
-    first, then written with one ``write`` on a descriptor opened ``O_APPEND``, under an
-    exclusive ``flock`` on the file (so appenders in other threads and processes never
-    interleave), then ``fsync``ed before this returns. A short write or an error truncates the
-    file back to where it was. An interrupted run therefore never leaves half a game, except
+    first, then written on a descriptor opened ``O_APPEND``, under an exclusive ``flock`` on
+    the file (so appenders in other threads and processes never interleave), then ``fsync``ed
+    before this returns. An error (a full disk: "No space left on device") truncates the file
+    back to where it was. An interrupted run therefore never leaves half a game, except
     after a crash of the whole machine mid-write; then the reader reports the torn game as
     truncated, and the next append starts on a line of its own so later games stay readable.
     """
@@ -1172,9 +1172,9 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
             if not tail.endswith(b"\n"):
                 data = b"\n" + data  # a torn game before us: keep ours on lines of its own
         try:
-            written = os.write(fd, data)
-            if written != len(data):
-                raise OSError(f"short write: {written} of {len(data)} bytes")
+            rest = memoryview(data)
+            while rest:  # one write, unless the disk fills: then its error (ENOSPC) is raised
+                rest = rest[os.write(fd, rest) :]
             os.fsync(fd)
         except BaseException:
             with contextlib.suppress(OSError):

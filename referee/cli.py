@@ -272,8 +272,10 @@ def match(
             err=True,
         )
     progress = Progress(games, stream=err, quiet=quiet)
+    finished: list[Standings] = []  # the standings after the last finished game
 
     def on_game(done: Played, standings: Standings) -> None:
+        finished[:] = [standings]
         fault = done.log.fault
         who = done.log.winner
         text = "drawn" if who is None else f"{display[done.job.lineup[who]]} wins"
@@ -283,8 +285,17 @@ def match(
 
     try:
         result = run_match(config, display, on_game)
+    except KeyboardInterrupt:
+        progress.close()
+        _interrupted(finished, games, record)
     except OSError as exc:
-        raise click.ClickException(f"cannot write: {exc}") from None
+        played = finished[0].games if finished else 0
+        kept = f", kept in {record}" if record and played else ""
+        raise click.ClickException(
+            f"the referee cannot write its own file: {exc.strerror or exc}"
+            f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
+            f" {played} finished game{'' if played == 1 else 's'}{kept}"
+        ) from None
     finally:
         progress.close()
     out = result.standings.to_json() if as_json else None
@@ -307,6 +318,19 @@ def match(
         click.echo(f"SPRT: llr {llr:.3f} ({lower:.3f}, {upper:.3f}), {words}")
     if result.stopped_early:
         click.echo(f"Stopped early after {result.played} of {games} games.")
+
+
+def _interrupted(finished: list[Standings], games: int, record: str | None) -> None:
+    """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them,
+    then exit 130. The games in progress are abandoned (and not recorded)."""
+    played = finished[0].games if finished else 0
+    click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
+    if finished:
+        for line in finished[0].lines():
+            click.echo(line)
+        if record:
+            click.echo(f"The finished games are kept in {record}.", err=True)
+    raise click.exceptions.Exit(130)
 
 
 def _sprt_words(state: str) -> str:

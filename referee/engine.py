@@ -127,6 +127,7 @@ class EnginePlayer:
         self._pending_game: proto.NewGame | None = None
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
         self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
+        self._stderr_error: OSError | None = None
 
     @property
     def name(self) -> str:
@@ -203,7 +204,16 @@ class EnginePlayer:
         if self.process is not None:
             self.process.close(grace=self.quit_grace, quit_line=proto.Quit().format())
             self.stderr_tail = self.process.stderr_tail
+            self._stderr_error = self._stderr_error or self.process.stderr_error
             self.process = None
+
+    @property
+    def stderr_error(self) -> OSError | None:
+        """Why the engine's stderr could not be kept in ``stderr_path`` (a referee failure,
+        such as a full disk), or ``None``; the first failure of any of its processes."""
+        if self._stderr_error is None and self.process is not None:
+            return self.process.stderr_error
+        return self._stderr_error
 
     @property
     def alive(self) -> bool:

@@ -421,6 +421,13 @@ class MatchResult:
     stopped_early: bool
 
 
+def _named(exc: OSError, path: str | None) -> OSError:
+    """``exc`` with the file it is about, for a message that says which file failed."""
+    if exc.errno is None or exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror, path)
+
+
 def engine_names(config: MatchConfig) -> list[str]:
     """Check every engine before game 1 (``referee.preflight``: it starts, completes the
     handshake and declares the options it is given; else `EngineNotReady`) and return each
@@ -444,13 +451,21 @@ def run_match(
 ) -> MatchResult:
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
-    bugs and I/O errors on the record file raise."""
+    bugs and failures of the referee's own files raise: ``OSError`` (naming the file) for the
+    record, the debug log and the stderr files, which stops the match with every game
+    finished before it kept in the record."""
     jobs = schedule(
         config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
     )
-    debug = DebugLog(config.debug_log) if config.debug_log else None
+    try:
+        debug = DebugLog(config.debug_log) if config.debug_log else None
+    except OSError as exc:
+        raise _named(exc, config.debug_log) from None
     if config.stderr_dir:
-        os.makedirs(config.stderr_dir, exist_ok=True)
+        try:
+            os.makedirs(config.stderr_dir, exist_ok=True)
+        except OSError as exc:
+            raise _named(exc, config.stderr_dir) from None
     standings = Standings(names, config.duplicate)
     sprt = SPRT(*config.sprt) if config.sprt else None
     decided = threading.Event()
@@ -472,7 +487,10 @@ def run_match(
                 date=today,
                 extra=[("Game", str(done.job.index + 1))],
             )
-            append_game(config.record, record)
+            try:
+                append_game(config.record, record)
+            except OSError as exc:
+                raise _named(exc, config.record) from None
         summary = summarize(done.job.lineup, done.job.key, done.log)
         standings.add(summary)
         if sprt is not None and len(names) == 2:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
+import signal
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -436,3 +440,139 @@ def test_debug_log_has_every_line_with_time_engine_and_direction(tmp_path: Path)
     assert any(re.fullmatch(r" *\d+\.\d{4} Simple > position .*", x) for x in sent)
     assert any(re.fullmatch(r" *\d+\.\d{4} Random < move \w+.*", x) for x in received)
     assert any(" > gin protocol 1" in x for x in sent) and any(" > quit" in x for x in sent)
+
+
+# -- the referee's own files --------------------------------------------------------------------
+LOGGING_ENGINE = """
+import sys
+from engines.random_engine import RandomEngine
+
+engine = RandomEngine()
+for line in sys.stdin:
+    if line.startswith("newgame"):
+        sys.stderr.write("log " * 2500 + "\\n")  # 10 kB of stderr a game
+        sys.stderr.flush()
+    if not engine.handle(line, sys.stdout):
+        break
+"""
+
+
+def test_a_stderr_file_that_cannot_be_written_is_noted_and_the_engine_still_drained() -> None:
+    """/dev/full as the stderr file: the engine writes 1 MB to stderr (far more than a pipe
+    holds) and still gets its line out, and the failure is the referee's to report."""
+    from referee.process import EngineProcess
+
+    code = "import sys; sys.stderr.write('x' * (1 << 20)); sys.stderr.flush(); print('done')"
+    with EngineProcess.start([sys.executable, "-c", code], stderr_path="/dev/full") as engine:
+        assert engine.read_line(30.0) == "done"
+        error = engine.stderr_error
+        assert error is not None and error.strerror == "No space left on device"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 kB tmpfs, where the system allows mounting one (as root on Linux)."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        capture_output=True, check=False,
+    ) if shutil.which("mount") and os.geteuid() == 0 else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_full_disk_for_stderr_stops_the_match_and_keeps_the_finished_games(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    script = tmp_path / "logging_engine.py"
+    script.write_text(LOGGING_ENGINE)
+    record = tmp_path / "games.gin"
+    root = Path(__file__).resolve().parent.parent
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", "simple", "--games", "40", "--seed", "3",
+            "--env", f"1:PYTHONPATH={root}", "--stderr-dir", str(small_disk / "stderr"),
+            "--record", str(record), "-q",
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "No space left on device" in result.output, result.output
+    assert "Rank" not in result.output and "Traceback" not in result.output
+    games = loads(record.read_text())
+    assert 1 <= len(games) < 40, len(games)
+    assert f"after {len(games)} finished games, kept in {record}" in result.output
+    assert "forfeit" not in record.read_text()  # no engine was blamed for the full disk
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
+
+
+def test_a_restarted_engine_keeps_its_earlier_stderr(tmp_path: Path) -> None:
+    """The crash-mid engine is restarted after each crash; its stderr file keeps every start."""
+    script = tmp_path / "noisy_crash.sh"
+    script.write_text(
+        f'#!/bin/sh\necho "started $$" >&2\nexec {sys.executable} {HOSTILE} crash-mid\n'
+    )
+    script.chmod(0o755)
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", str(script), "random", "--games", "3", "--seed", "1", "-q",
+            "--env", f"1:PYTHONPATH={root}", "--stderr-dir", str(folder), "--name", "1=noisy",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "crash 3" in result.output
+    (log,) = [f for f in folder.iterdir() if f.name.startswith("noisy")]
+    assert log.read_text().count("started ") == 3  # one process per game, each line kept
+
+
+@pytest.mark.parametrize("option", ["--record", "--debug-log", "--stderr-dir"])
+def test_a_referee_file_that_cannot_be_written_is_an_error_not_a_ruling(
+    tmp_path: Path, option: str
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = {"--record": "/dev/full", "--debug-log": "/dev/full"}.get(
+        option, str(blocker / "sub")
+    )
+    result = CliRunner().invoke(
+        cli, ["match", "simple", "random", "--games", "3", option, target, "-q"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "the referee cannot write its own file" in result.output, result.output
+    assert "Rank" not in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_prints_the_standings_of_the_finished_games(tmp_path: Path) -> None:
+    record = tmp_path / "games.gin"
+    referee = [sys.executable, "-c", "from referee.cli import main; main()"]
+    process = subprocess.Popen(
+        [*referee, "match", "simple", "random", "--games", "100000", "--tc", "inf",
+         "--record", str(record), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if record.exists() and record.read_text().count("[Game ") >= 2:
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, (out, err)
+    played = len(loads(record.read_text()))
+    assert played >= 2
+    assert f"Interrupted after {played} of 100000 games" in err
+    rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
+    assert [(row[1], int(row[2])) for row in rows] == [("Simple", played), ("Random", played)]
+    assert "Traceback" not in err and "Aborted" not in err
