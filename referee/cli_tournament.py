@@ -289,9 +289,14 @@ def _play(
             )
             raise click.exceptions.Exit(130) from None
         except (OSError, sqlite3.Error, StoreError) as exc:
+            what = (
+                f"the referee cannot write its own file: {exc.strerror}: {exc.filename}"
+                if isinstance(exc, OSError) and exc.filename and exc.strerror
+                else f"cannot store the results in {directory}: {exc}"
+            )
             raise click.ClickException(
-                f"cannot store the results in {directory}: {exc}; the games stored so far are"
-                f" kept: resume with ginref tournament --resume {directory}"
+                f"{what}; the games stored so far are kept: resume with"
+                f" ginref tournament --resume {directory}"
             ) from None
         finally:
             progress.close()

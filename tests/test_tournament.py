@@ -769,3 +769,45 @@ def test_a_bad_time_margin_is_a_config_error(tmp_path: Path, value: str) -> None
     path.write_text(f"time_margin = {value}\n" + path.read_text())
     with pytest.raises(ConfigError, match="time_margin"):
         load_config(path)
+
+
+def test_a_full_disk_for_stderr_stops_the_tournament_and_keeps_its_games(
+    tmp_path: Path,
+) -> None:
+    """The stderr files on a tiny tmpfs (where one can be mounted) that fills up: a failure
+    of the referee's, which stops the run, and never a ruling against the engines."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        capture_output=True, check=False,
+    ) if os.geteuid() == 0 else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        engine = tmp_path / "noisy.py"
+        engine.write_text(
+            "import sys\nfrom engines.random_engine import RandomEngine\n"
+            "engine = RandomEngine()\nfor line in sys.stdin:\n"
+            "    if line.startswith('newgame'):\n"
+            "        sys.stderr.write('log ' * 2500 + '\\n'); sys.stderr.flush()\n"
+            "    if not engine.handle(line, sys.stdout):\n        break\n"
+        )
+        body = (
+            f'[[engines]]\nname = "Noisy"\ncommand = {json.dumps([sys.executable, str(engine)])}'
+            f'\nenv = {{ PYTHONPATH = "{ROOT}" }}\n'
+        )
+        path = two_engine_config(tmp_path, body, games=40)
+        result = CliRunner().invoke(
+            cli, ["tournament", str(path), "-q", "--stderr-dir", str(folder / "stderr")]
+        )
+        assert result.exit_code == 1, result.output
+        assert "No space left on device" in result.output, result.output
+        assert "resume with ginref tournament --resume" in result.output
+        with Store.open(str(tmp_path / "out")) as store:
+            done, total = store.counts()
+            faults = [r.faults for r in store.results()]
+        assert 1 <= done < total == 40
+        assert all(f == () for f in faults), faults  # no engine was blamed for the disk
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
