@@ -576,3 +576,51 @@ def test_ctrl_c_prints_the_standings_of_the_finished_games(tmp_path: Path) -> No
     rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
     assert [(row[1], int(row[2])) for row in rows] == [("Simple", played), ("Random", played)]
     assert "Traceback" not in err and "Aborted" not in err
+
+
+LATE_ONCE_ENGINE = """
+import os, sys, time
+from engines.random_engine import RandomEngine
+
+engine, decisions = RandomEngine(), 0
+print("started", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    if line.startswith("go "):
+        decisions += 1
+        if decisions == 3 and not os.path.exists(os.environ["LATE_MARK"]):
+            open(os.environ["LATE_MARK"], "w").close()
+            time.sleep(float(os.environ["LATE_BY"]))  # past the limit; then it answers
+    if not engine.handle(line, sys.stdout):
+        break
+"""
+
+
+def test_a_move_after_a_timeout_is_never_taken_as_a_later_answer(tmp_path: Path) -> None:
+    """The engine's third decision comes 0.5 s past its limit, once in the whole match (a
+    file marks it). The referee rules a timeout, and the late move is never read: the engine's
+    next game is played by a new process, and no other fault follows, for either engine."""
+    script = tmp_path / "late_once.py"
+    script.write_text(LATE_ONCE_ENGINE)
+    root = Path(__file__).resolve().parent.parent
+    record = tmp_path / "games.gin"
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", "random", "--games", "4", "--seed", "5",
+            "--tc", "inf", "--move-timeout", "3", "--record", str(record), "-q",
+            "--name", "1=late", "--stderr-dir", str(folder),
+            "--env", f"1:PYTHONPATH={root}", "--env", f"1:LATE_MARK={tmp_path / 'mark'}",
+            "--env", "1:LATE_BY=3.6",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    games = loads(record.read_text())
+    faults = [i.text() for g in games for i in g.events if i.text().startswith("fault")]
+    assert len(faults) == 1 and " timeout " in faults[0], faults
+    rows = {row[1]: " ".join(row[8:]) for row in
+            (line.split() for line in result.output.splitlines() if line[:1].isdigit())}
+    assert rows == {"late": "timeout 1", "Random": "none"}, result.output
+    (log,) = [f for f in folder.iterdir() if f.name.startswith("late")]
+    assert log.read_text().count("started") == 2  # restarted once, after its fault
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
