@@ -140,3 +140,68 @@ def test_the_game_clock_caps_a_decision_below_the_per_move_limit(tmp_path: Path)
     fault = _decide(tmp_path, "sleep", 2.0, control)
     assert fault.kind is FaultKind.FLAG
     assert fault.detail.startswith("game clock ran out after"), fault.detail
+
+
+def test_a_go_line_never_sends_a_negative_clock(tmp_path: Path) -> None:
+    """In overdraft (within the margin) the clock is sent as ``time 0``, still owed."""
+    script = tmp_path / "scripted.py"
+    script.write_text(ENGINE)
+    sent: list[str] = []
+    control = TimeControl(base=5.0, increment=0.0, move=5.0, margin=0.1)
+    player = EnginePlayer(
+        EngineSpec((sys.executable, str(script), "sleep", "0")),
+        control,
+        10.0,
+        on_line=lambda direction, line: sent.append(line) if direction == "to" else None,
+    )
+    try:
+        player.new_game(1, 0, Rules())
+        player.clock.remaining = -0.05
+        try:
+            player.decide(_view(), Decision.OFFER)
+        except PlayerFault:
+            pass  # 0.05 s may be too short on a busy machine; the line sent is the point
+    finally:
+        player.close()
+    go = [line for line in sent if line.startswith("go ")]
+    assert go == ["go offer time 0 inc 0 movetime 5000"], sent
+
+
+SLOW_ENGINE = """
+import sys, time
+from engines.random_engine import RandomEngine
+
+engine = RandomEngine()
+for line in sys.stdin:
+    if line.startswith("go "):
+        time.sleep(0.04)
+    if not engine.handle(line, sys.stdout):
+        break
+"""
+
+
+def test_a_bot_that_keeps_overdrawing_its_clock_is_flagged(tmp_path: Path) -> None:
+    """40 ms a decision at 0.3+0, margin 0.25 s: no one decision is near the margin, but the
+    clock is empty after eight, and the bot is flagged once its overdraft passes the margin,
+    in every game (its opponent has no clock)."""
+    from referee.match import MatchConfig, run_match
+
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_ENGINE)
+    root = Path(__file__).resolve().parent.parent
+    slow = EngineSpec(
+        (sys.executable, str(script)),
+        control=TimeControl(base=0.3, increment=0.0, move=10.0, margin=0.25),
+        env=(("PYTHONPATH", str(root)),),
+    )
+    config = MatchConfig(
+        engines=(slow, EngineSpec.parse("simple")),  # it knocks early: short games
+        rules=Rules(target=25),  # short games, each still far longer than eight decisions
+        games=2,
+        seed=3,
+        control=TimeControl(base=None, increment=0.0, move=10.0),
+    )
+    result = run_match(config, ["slow", "simple"])
+    slow_tally, other_tally = result.standings.tallies
+    assert slow_tally.faults == {"flag": 2}, slow_tally.faults
+    assert not other_tally.faults
