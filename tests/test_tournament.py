@@ -811,3 +811,21 @@ def test_a_full_disk_for_stderr_stops_the_tournament_and_keeps_its_games(
         assert all(f == () for f in faults), faults  # no engine was blamed for the disk
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_resume_checks_the_engines_before_its_next_game(tmp_path: Path) -> None:
+    script = tmp_path / "bot.sh"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m engines.random_engine\n")
+    script.chmod(0o755)
+    body = f'[[engines]]\nname = "Bot"\ncommand = {json.dumps(str(script))}\n'
+    body += f'env = {{ PYTHONPATH = "{ROOT}" }}\n'
+    path = two_engine_config(tmp_path, body)
+    config = load_config(path)
+    open_tournament(config, tmp_path / "out", resume=False).close()  # stored, none played
+    script.write_text("#!/bin/sh\necho 'weights file missing' >&2\nexit 3\n")
+    result = CliRunner().invoke(cli, ["tournament", "--resume", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    assert "engine 'Bot' cannot be used" in result.output
+    assert "weights file missing" in result.output
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.counts() == (0, 2)
