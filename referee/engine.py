@@ -317,7 +317,7 @@ class EnginePlayer:
         except EngineBrokenPipe as exc:
             # Its input closed: most often it has exited, and its exit status says more.
             try:
-                self.process.read_line(self.startup_timeout)
+                self.process.read_line(min(self.startup_timeout, 1.0))
             except EngineExited as exited:
                 raise PlayerFault(FaultKind.CRASH, str(exited)) from None
             except EngineError:
