@@ -571,7 +571,7 @@ def test_ctrl_c_prints_the_standings_of_the_finished_games(tmp_path: Path) -> No
         process.kill()
     assert process.returncode == 130, (out, err)
     played = len(loads(record.read_text()))
-    assert played >= 2
+    assert played >= 1  # a game being written at the interrupt is taken back whole
     assert f"Interrupted after {played} of 100000 games" in err
     rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
     assert [(row[1], int(row[2])) for row in rows] == [("Simple", played), ("Random", played)]
