@@ -1165,13 +1165,13 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
     """Add one finished game to the record file at ``path``, creating it (mode 0600) if needed.
 
     The guarantee (spec/RECORD.md, "Appending"): a game is in the file whole, or not at all.
-    The game's whole text is built and checked first, then written with one ``write`` on a
-    descriptor opened ``O_APPEND``, under an exclusive ``flock`` on the file (so appenders in
-    other threads and processes never interleave), then ``fsync``ed before this returns. A
-    short write or an error truncates the file back to where it was. A ``kill -9`` (or a crash
-    of the machine) in the middle of the write can still leave the start of the game at the
-    end of the file: the reader reports that torn game as truncated, and the next append first
-    cuts it off (``torn_tail``), so the file holds whole games again.
+    The game's whole text is built and checked first, then written on a descriptor opened
+    ``O_APPEND``, under an exclusive ``flock`` on the file (so appenders in other threads and
+    processes never interleave), then ``fsync``ed before this returns. An error (a full disk:
+    "No space left on device") truncates the file back to where it was. A ``kill -9`` (or a
+    crash of the machine) in the middle of the write can still leave the start of the game at
+    the end of the file: the reader reports that torn game as truncated, and the next append
+    first cuts it off (``torn_tail``), so the file holds whole games again.
     """
     import fcntl  # POSIX only; imported here so that reading records works everywhere
 
@@ -1197,9 +1197,9 @@ def append_game(path: str | os.PathLike[str], record: GameRecord | str) -> None:
         elif size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a last line of someone else's: keep ours on lines of its own
         try:
-            written = os.write(fd, data)
-            if written != len(data):
-                raise OSError(f"short write: {written} of {len(data)} bytes")
+            rest = memoryview(data)
+            while rest:  # one write, unless the disk fills: then its error (ENOSPC) is raised
+                rest = rest[os.write(fd, rest) :]
             os.fsync(fd)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -33,8 +33,9 @@ from ginproto.hand import IllegalMoveError, Phase
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
-from referee.clock import TimeControl
+from referee.clock import DEFAULT_MARGIN, TimeControl
 from referee.engine import EnginePlayer, EngineSpec
+from referee.preflight import option_problem
 from referee.process import EngineError, EngineProcess, EngineTimeout
 
 log = logging.getLogger(__name__)
@@ -154,13 +155,20 @@ class _Session:
     """The engine under test, started on demand and restarted after a failed check."""
 
     def __init__(
-        self, spec: EngineSpec, move_timeout: float, startup_timeout: float, quit_grace: float
+        self,
+        spec: EngineSpec,
+        move_timeout: float,
+        startup_timeout: float,
+        quit_grace: float,
+        time_margin: float = DEFAULT_MARGIN,
     ) -> None:
         self.spec = spec
         self.move_timeout = move_timeout
         self.startup_timeout = startup_timeout
         self.quit_grace = quit_grace
-        self.control = TimeControl(base=None, increment=0.0, move=move_timeout)
+        self.control = TimeControl(
+            base=None, increment=0.0, move=move_timeout, margin=time_margin
+        )
         self.lines: list[str] = []
         self.player = EnginePlayer(
             spec, self.control, startup_timeout, on_line=self.hook, quit_grace=quit_grace
@@ -276,6 +284,15 @@ class _Session:
         return f"{line} {extra}".rstrip()
 
 
+def _with_stderr(exc: EngineError, process: EngineProcess) -> str:
+    """The error, with the end of the engine's standard error once it has all arrived."""
+    process.close(grace=0.0)
+    tail = process.stderr_tail.strip()
+    if not tail or "stderr ends:" in str(exc):
+        return str(exc)
+    return f"{exc}; its stderr ends: {' | '.join(tail.splitlines()[-3:])[-300:]!r}"
+
+
 def _parse(line: str) -> proto.EngineMessage | None:
     try:
         return proto.parse_engine_line(line)
@@ -298,14 +315,22 @@ def _check_handshake(s: _Session) -> str:
     started = time.monotonic()
     try:
         process = EngineProcess.start(
-            list(s.spec.argv), cwd=s.spec.cwd, name=s.spec.label, on_line=s.hook
+            list(s.spec.argv),
+            cwd=s.spec.cwd,
+            env=dict(s.spec.env),
+            name=s.spec.label,
+            on_line=s.hook,
         )
     except EngineError as exc:
         s.broken = "the engine cannot be started"
         raise _Fail(f"cannot start: {exc}") from None
     problems: list[str] = []
     try:
-        process.send(str(proto.Gin()))
+        try:
+            process.send(str(proto.Gin()))
+        except EngineError as exc:
+            s.broken = "the handshake failed"
+            raise _Fail(f"cannot send {proto.GIN}: {_with_stderr(exc, process)}") from None
         deadline = started + s.startup_timeout
         name: str | None = None
         options = 0
@@ -317,7 +342,9 @@ def _check_handshake(s: _Session) -> str:
                 raise _Fail(f"no {proto.GINOK} within {s.startup_timeout:g}s") from None
             except EngineError as exc:
                 s.broken = "the handshake failed"
-                raise _Fail(f"the engine failed during the handshake: {exc}") from None
+                raise _Fail(
+                    f"the engine failed during the handshake: {_with_stderr(exc, process)}"
+                ) from None
             try:
                 message = proto.parse_engine_line(line)
             except proto.ProtocolError as exc:
@@ -356,14 +383,9 @@ def _check_options(s: _Session) -> str:
     s.ensure()  # the handshake sets the -o options and pings, as in a match
     declared = {o.name.lower(): o for o in s.player.id.options}
     for name, value in s.spec.options:
-        option = declared.get(name.lower())
-        if option is None:
-            known = ", ".join(o.name for o in s.player.id.options) or "none"
-            raise _Fail(f"-o {name}: the engine declares no such option (declared: {known})")
-        try:
-            option.value_of(value)
-        except proto.ProtocolError as exc:
-            raise _Fail(f"-o {name}={value}: {exc}") from None
+        problem = option_problem(name, value, s.player.id.options)
+        if problem is not None:
+            raise _Fail(problem)
     for option in s.player.id.options:
         s.send(str(proto.SetOption(option.name, option.default)))
     for name, value in s.spec.options:
@@ -629,14 +651,16 @@ def run_checks(
     move_timeout: float = 5.0,
     startup_timeout: float = 10.0,
     quit_grace: float = 1.0,
+    time_margin: float = DEFAULT_MARGIN,
 ) -> list[CheckResult]:
     """Run the whole battery against the engine ``spec`` and return one result per check.
 
     ``move_timeout`` is the limit for each decision, ``startup_timeout`` for the handshake
-    and every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit``.
+    and every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit``,
+    ``time_margin`` the grace on each decision's limit, as in a match.
     Engine faults are results, never exceptions; the engine is always stopped at the end.
     """
-    session = _Session(spec, move_timeout, startup_timeout, quit_grace)
+    session = _Session(spec, move_timeout, startup_timeout, quit_grace, time_margin)
     results = []
     try:
         for name, check in CHECKS:
@@ -650,6 +674,8 @@ def run_checks(
                 ok, detail = False, str(failure)
             except PlayerFault as fault:
                 ok, detail = False, f"{fault.kind}: {fault.detail}"
+            except EngineError as exc:  # raw lines the checks send, should one slip through
+                ok, detail = False, f"the engine failed: {exc}"
             else:
                 ok, detail = True, note
             if not ok:

@@ -12,10 +12,18 @@ import click
 from ginproto import __version__
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import random_seed, rule_items, seed_value, timeout_options
+from referee.cli_options import (
+    env_item,
+    env_option,
+    random_seed,
+    rule_items,
+    seed_value,
+    timeout_options,
+)
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
+from referee.preflight import EngineNotReady
 from referee.progress import Progress
 from referee.report import Standings
 
@@ -53,9 +61,13 @@ def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules
 
 
 def parse_engines(
-    engines: Sequence[str], options: Sequence[str], names: Sequence[str]
+    engines: Sequence[str],
+    options: Sequence[str],
+    names: Sequence[str],
+    env: Sequence[str] = (),
 ) -> tuple[EngineSpec, ...]:
-    """Engine specs from the arguments, ``-o [N:]NAME=VALUE`` and ``--name N=NAME``."""
+    """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
+    ``--env [N:]NAME=VALUE``."""
     per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
     for item in options:
         target, item_rest = _engine_prefix(item, len(engines), "--option")
@@ -64,6 +76,12 @@ def parse_engines(
             raise click.BadParameter(f"expected [N:]NAME=VALUE, not {item!r}", param_hint="-o")
         for i in target:
             per_engine[i].append((name, value))
+    environments: list[dict[str, str]] = [{} for _ in engines]
+    for item in env:
+        target, item_rest = _engine_prefix(item, len(engines), "--env")
+        name, value = env_item(item_rest, item)
+        for i in target:
+            environments[i][name] = value
     overrides: dict[int, str] = {}
     for item in names:
         index, sep, name = item.partition("=")
@@ -76,7 +94,12 @@ def parse_engines(
     for i, text in enumerate(engines):
         try:
             specs.append(
-                EngineSpec.parse(text, name=overrides.get(i), options=tuple(per_engine[i]))
+                EngineSpec.parse(
+                    text,
+                    name=overrides.get(i),
+                    options=tuple(per_engine[i]),
+                    env=tuple(environments[i].items()),
+                )
             )
         except EngineSpecError as exc:
             raise click.BadParameter(str(exc), param_hint="ENGINES") from None
@@ -166,6 +189,7 @@ def parse_seed(seed: str | None) -> int | str:
     metavar="[N:]NAME=VALUE",
     help="An engine option, for engine N or all (repeatable).",
 )
+@env_option(numbered=True)
 @click.option(
     "--name",
     "names",
@@ -195,11 +219,13 @@ def match(
     tc: str,
     move_timeout: float,
     startup_timeout: float,
+    time_margin: float,
     record: str | None,
     debug_log: str | None,
     stderr_dir: str | None,
     sprt: tuple[float, float, float, float] | None,
     options: tuple[str, ...],
+    env: tuple[str, ...],
     names: tuple[str, ...],
     as_json: bool,
     quiet: bool,
@@ -217,9 +243,9 @@ def match(
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
-    specs = parse_engines(engines, options, names)
+    specs = parse_engines(engines, options, names, env)
     try:
-        control = TimeControl.parse(tc, move=move_timeout)
+        control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:
         raise click.BadParameter(str(exc), param_hint="--tc") from None
     if sprt is not None:
@@ -244,7 +270,10 @@ def match(
         sprt=sprt,
     )
     err = sys.stderr
-    display = engine_names(config)
+    try:
+        display = engine_names(config)
+    except EngineNotReady as exc:
+        raise click.ClickException(str(exc)) from None
     if not quiet:
         click.echo(
             f"Match: {' vs '.join(display)}, {rules.variant}, {games} games"
@@ -253,8 +282,10 @@ def match(
         )
     progress = Progress(games, stream=err, quiet=quiet)
     records: list[GameRecord] = []
+    finished: list[Standings] = []  # the standings after the last finished game
 
     def on_game(done: Played, standings: Standings) -> None:
+        finished[:] = [standings]
         if html_out is not None:
             records.append(
                 record_from_log(
@@ -271,8 +302,17 @@ def match(
 
     try:
         result = run_match(config, display, on_game)
+    except KeyboardInterrupt:
+        progress.close()
+        _interrupted(finished, games, record)
     except OSError as exc:
-        raise click.ClickException(f"cannot write: {exc}") from None
+        played = finished[0].games if finished else 0
+        kept = f", kept in {record}" if record and played else ""
+        raise click.ClickException(
+            f"the referee cannot write its own file: {exc.strerror or exc}"
+            f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
+            f" {played} finished game{'' if played == 1 else 's'}{kept}"
+        ) from None
     finally:
         progress.close()
     if html_out is not None:
@@ -314,6 +354,19 @@ def _write_report(
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     except RecordError as exc:
         raise click.ClickException(f"cannot write {out}: {exc}") from None
+
+
+def _interrupted(finished: list[Standings], games: int, record: str | None) -> None:
+    """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them,
+    then exit 130. The games in progress are abandoned (and not recorded)."""
+    played = finished[0].games if finished else 0
+    click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
+    if finished:
+        for line in finished[0].lines():
+            click.echo(line)
+        if record:
+            click.echo(f"The finished games are kept in {record}.", err=True)
+    raise click.exceptions.Exit(130)
 
 
 def _sprt_words(state: str) -> str:

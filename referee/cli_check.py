@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from referee.check import run_checks
-from referee.cli_options import timeout_options
+from referee.cli_options import env_item, env_option, timeout_options
 from referee.engine import EngineSpec, EngineSpecError
 
 
@@ -20,12 +20,15 @@ from referee.engine import EngineSpec, EngineSpecError
     metavar="NAME=VALUE",
     help="An engine option to set (repeatable); it must be one the engine declares.",
 )
+@env_option(numbered=False)
 @click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
 def check(
     engine: str,
     move_timeout: float,
     startup_timeout: float,
+    time_margin: float,
     options: tuple[str, ...],
+    env: tuple[str, ...],
     verbose: bool,
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
@@ -42,11 +45,17 @@ def check(
         if not sep or not name.strip():
             raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="-o")
         pairs.append((name.strip(), value.strip()))
+    variables = dict(env_item(item, item) for item in env)
     try:
-        spec = EngineSpec.parse(engine, options=tuple(pairs))
+        spec = EngineSpec.parse(engine, options=tuple(pairs), env=tuple(variables.items()))
     except EngineSpecError as exc:
         raise click.BadParameter(str(exc), param_hint="ENGINE") from None
-    results = run_checks(spec, move_timeout=move_timeout, startup_timeout=startup_timeout)
+    results = run_checks(
+        spec,
+        move_timeout=move_timeout,
+        startup_timeout=startup_timeout,
+        time_margin=time_margin,
+    )
     for result in results:
         if result.ok:
             note = f" ({result.detail})" if result.detail else ""

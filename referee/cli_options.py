@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
 import click
+
+from referee.clock import DEFAULT_MARGIN
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -14,11 +17,33 @@ SEED_BITS: Final = 128
 """The entropy of a random seed: enough that no one can guess it or try every one."""
 
 
+def _margin(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= 3600):
+        raise click.BadParameter("must be a number of seconds from 0 to 3600")
+    return value
+
+
+def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
+    """``--time-margin`` (alias ``--timemargin``, as in cutechess and fastchess): seconds of
+    grace on every decision's limit and on the game clock (spec/PROTOCOL.md, "Time")."""
+    return click.option(
+        "--time-margin",
+        "--timemargin",
+        "time_margin",
+        type=float,
+        default=default,
+        show_default=default is not None,
+        callback=_margin,
+        help="Seconds of grace on each time limit, for pipe and scheduling delays.",
+    )
+
+
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
-    """``--move-timeout`` (seconds per decision) and ``--startup-timeout`` (seconds for the
-    handshake and each ``isready``)."""
+    """``--move-timeout`` (seconds per decision), ``--startup-timeout`` (seconds for the
+    handshake and each ``isready``) and ``--time-margin``."""
 
     def decorate(command: F) -> F:
+        command = margin_option()(command)
         command = click.option(
             "--startup-timeout",
             type=click.FloatRange(min=0.001),
@@ -35,6 +60,28 @@ def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+def env_option(numbered: bool) -> Callable[[F], F]:
+    """``--env NAME=VALUE`` (with ``numbered``, ``[N:]NAME=VALUE`` for engine N or all): a
+    variable added to the minimal environment an engine gets (spec/PROTOCOL.md)."""
+    return click.option(
+        "--env",
+        "env",
+        multiple=True,
+        metavar="[N:]NAME=VALUE" if numbered else "NAME=VALUE",
+        help="An environment variable for the engine"
+        + (" N or all" if numbered else "")
+        + " (repeatable); engines get only PATH, HOME and LANG otherwise.",
+    )
+
+
+def env_item(text: str, item: str) -> tuple[str, str]:
+    """``NAME=VALUE`` of an ``--env`` option (``item`` is the whole option, for messages)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name or "\0" in text:
+        raise click.BadParameter(f"expected [N:]NAME=VALUE, not {item!r}", param_hint="--env")
+    return name, value
 
 
 def rule_items(items: Sequence[str]) -> dict[str, str]:

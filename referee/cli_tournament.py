@@ -23,8 +23,9 @@ import click
 
 from ginproto.record import RecordError
 from ginproto.rules import Variant
-from referee.cli_options import random_seed, rule_items, seed_value
+from referee.cli_options import margin_option, random_seed, rule_items, seed_value
 from referee.integrity import verify_store
+from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -53,6 +54,7 @@ Example config (every key but the engines has a default):
     concurrency = 2
     tc = "60+0.5"               # game clock BASE+INC, or "inf"
     move_timeout = 10
+    time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
 \b
     [rules]
@@ -68,6 +70,7 @@ Example config (every key but the engines has a default):
     cwd = "bots/mine"           # relative to this file
     tc = "30+0.5"               # its own time control
     options = { Seed = 7 }
+    env = { PYTHONPATH = "lib" }  # added to the engine's minimal environment
 """
 
 
@@ -104,6 +107,7 @@ Example config (every key but the engines has a default):
     type=click.FloatRange(min=0.001),
     help="Seconds for the handshake and isready.",
 )
+@margin_option(default=None)
 @click.option("--event", help="The event name in every game record.")
 @click.option(
     "--output",
@@ -145,6 +149,7 @@ def tournament(
     tc: str | None,
     move_timeout: float | None,
     startup_timeout: float | None,
+    time_margin: float | None,
     event: str | None,
     output: str | None,
     stderr_dir: str | None,
@@ -190,6 +195,7 @@ def tournament(
         tc=tc,
         move_timeout=move_timeout,
         startup_timeout=startup_timeout,
+        time_margin=time_margin,
         event=event,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
@@ -263,6 +269,8 @@ def _run(
     except (OSError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
+        if not resume:
+            _preflight(cfg)  # before the store is created: a new run is not started at all
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
@@ -292,6 +300,14 @@ def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: 
         raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
+def _preflight(cfg: TournamentConfig) -> None:
+    """Every engine starts, completes its handshake and declares its options, or exit 1."""
+    try:
+        preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
+    except EngineNotReady as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def _play(
     store: Store,
     cfg: TournamentConfig,
@@ -317,6 +333,8 @@ def _play(
             f" concurrency {cfg.concurrency}",
             err=True,
         )
+    if resume and done < total:
+        _preflight(cfg)
     progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
 
     def on_game(game: Scheduled, result: GameResult) -> None:
@@ -339,9 +357,14 @@ def _play(
             )
             raise click.exceptions.Exit(130) from None
         except (OSError, sqlite3.Error, StoreError) as exc:
+            what = (
+                f"the referee cannot write its own file: {exc.strerror}: {exc.filename}"
+                if isinstance(exc, OSError) and exc.filename and exc.strerror
+                else f"cannot store the results in {directory}: {exc}"
+            )
             raise click.ClickException(
-                f"cannot store the results in {directory}: {exc}; the games stored so far are"
-                f" kept: resume with ginref tournament --resume {directory}"
+                f"{what}; the games stored so far are kept: resume with"
+                f" ginref tournament --resume {directory}"
             ) from None
         finally:
             progress.close()

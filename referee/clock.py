@@ -1,9 +1,20 @@
-"""Time control: a per-game clock (base + increment) and a per-decision limit."""
+"""Time control: a per-game clock (base + increment) and a per-decision limit.
+
+A decision's time is charged in full to the game clock, overdraft included: a clock that went
+below zero stays below zero, and the next decision's budget shrinks by as much. A player is
+flagged when its clock goes below minus the margin (``TimeControl.margin``, 0.1 s unless
+``--time-margin`` says otherwise), which absorbs pipe latency and scheduling noise but never
+adds up from one decision to the next.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
+
+DEFAULT_MARGIN: Final = 0.1
+"""Seconds of grace on every time limit unless ``--time-margin`` says otherwise."""
 
 
 class TimeControlError(ValueError):
@@ -19,10 +30,10 @@ class TimeControl:
     base: float | None = 120.0
     increment: float = 1.0
     move: float = 10.0
-    margin: float = 0.1
+    margin: float = DEFAULT_MARGIN
 
     @classmethod
-    def parse(cls, text: str, move: float = 10.0, margin: float = 0.1) -> TimeControl:
+    def parse(cls, text: str, move: float = 10.0, margin: float = DEFAULT_MARGIN) -> TimeControl:
         """Parse ``BASE+INC`` or ``BASE`` in seconds (``60+0.5``), or ``inf`` for no game clock."""
         text = text.strip()
         if text in ("inf", "none", "0"):
@@ -50,11 +61,12 @@ class Clock:
         self.remaining: float | None = control.base
 
     def budget(self) -> float:
-        """How long the player may think on the next decision, margin included."""
+        """How long the player may think on the next decision, margin included: the
+        per-move limit, or less if the game clock (overdraft counted) has less left."""
         limit = self.control.move
         if self.remaining is not None:
             limit = min(limit, self.remaining)
-        return max(limit, 0.0) + self.control.margin
+        return max(limit + self.control.margin, 0.0)
 
     def spend(self, elapsed: float) -> str | None:
         """Charge a decision. Returns ``"flag"`` if the game clock ran out, ``"timeout"`` if
@@ -64,7 +76,7 @@ class Clock:
             self.remaining -= elapsed
             if self.remaining < -margin:
                 return "flag"
-            self.remaining = max(self.remaining, 0.0) + self.control.increment
+            self.remaining += self.control.increment  # an overdraft within the margin counts
         if elapsed > self.control.move + margin:
             return "timeout"
         return None

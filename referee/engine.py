@@ -35,6 +35,7 @@ from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from referee.clock import Clock, TimeControl
 from referee.process import (
+    EngineBrokenPipe,
     EngineError,
     EngineExited,
     EngineLineTooLong,
@@ -53,13 +54,15 @@ class EngineSpecError(ValueError):
 @dataclass(frozen=True, slots=True)
 class EngineSpec:
     """How to start an engine: argv (never run through a shell), working directory,
-    options to set, and an optional display name overriding its ``id name``."""
+    options to set, and an optional display name overriding its ``id name``. ``env`` is
+    added to the minimal environment every engine gets (``referee.process``)."""
 
     argv: tuple[str, ...]
     name: str | None = None
     cwd: str | None = None
     options: tuple[tuple[str, str], ...] = ()
     control: TimeControl | None = None  # overrides the match's time control
+    env: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:
@@ -123,6 +126,8 @@ class EnginePlayer:
         self.clock = Clock(self.control)
         self._pending_game: proto.NewGame | None = None
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
+        self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
+        self._stderr_error: OSError | None = None
 
     @property
     def name(self) -> str:
@@ -136,6 +141,7 @@ class EnginePlayer:
             self.process = EngineProcess.start(
                 list(self.spec.argv),
                 cwd=self.spec.cwd,
+                env=dict(self.spec.env),
                 name=self.spec.label,
                 stderr_path=self.stderr_path,
                 line_limit=self.line_limit,
@@ -197,7 +203,17 @@ class EnginePlayer:
         """``quit``, a grace period, then the whole process group is killed."""
         if self.process is not None:
             self.process.close(grace=self.quit_grace, quit_line=proto.Quit().format())
+            self.stderr_tail = self.process.stderr_tail
+            self._stderr_error = self._stderr_error or self.process.stderr_error
             self.process = None
+
+    @property
+    def stderr_error(self) -> OSError | None:
+        """Why the engine's stderr could not be kept in ``stderr_path`` (a referee failure,
+        such as a full disk), or ``None``; the first failure of any of its processes."""
+        if self._stderr_error is None and self.process is not None:
+            return self.process.stderr_error
+        return self._stderr_error
 
     @property
     def alive(self) -> bool:
@@ -219,7 +235,7 @@ class EnginePlayer:
         remaining = clock.remaining
         go = proto.Go(
             decision,
-            time=None if remaining is None else int(remaining * 1000),
+            time=None if remaining is None else max(0, int(remaining * 1000)),
             inc=None if clock.control.base is None else int(clock.control.increment * 1000),
             movetime=int(clock.control.move * 1000),
         )
@@ -298,6 +314,15 @@ class EnginePlayer:
         assert self.process is not None
         try:
             self.process.send_lines([str(m) for m in messages])
+        except EngineBrokenPipe as exc:
+            # Its input closed: most often it has exited, and its exit status says more.
+            try:
+                self.process.read_line(min(self.startup_timeout, 1.0))
+            except EngineExited as exited:
+                raise PlayerFault(FaultKind.CRASH, str(exited)) from None
+            except EngineError:
+                pass
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
         except EngineError as exc:
             raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
 

@@ -27,9 +27,10 @@ from typing import Protocol
 
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
-from ginproto.table import GameLog, Player, PlayerFault, play_game
+from ginproto.table import GameLog, Player, play_game
 from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec
+from referee.engine import EngineSpec
+from referee.preflight import preflight
 from referee.report import Standings, summarize
 from referee.seats import DebugLog, EngineSeats
 from referee.stats import SPRT
@@ -420,22 +421,21 @@ class MatchResult:
     stopped_early: bool
 
 
+def _named(exc: OSError, path: str | None) -> OSError:
+    """``exc`` with the file it is about, for a message that says which file failed."""
+    if exc.errno is None or exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror, path)
+
+
 def engine_names(config: MatchConfig) -> list[str]:
-    """Each engine's display name: the override, else its ``id name`` (asked once, before the
-    match), else its built-in name or program; repeated names get ``#2``, ``#3``."""
-    names = []
-    for spec in config.engines:
-        name = spec.name
-        if name is None:
-            probe = EnginePlayer(spec, config.control, config.startup_timeout)
-            try:
-                probe.start()
-                name = probe.id.name
-            except PlayerFault as fault:
-                log.warning("%s did not start cleanly: %s", spec.label, fault.detail)
-            finally:
-                probe.close()
-        names.append(name or spec.label)
+    """Check every engine before game 1 (``referee.preflight``: it starts, completes the
+    handshake and declares the options it is given; else `EngineNotReady`) and return each
+    one's display name: the override, else its ``id name``, else its built-in name or
+    program; repeated names get ``#2``, ``#3``."""
+    ids = preflight(config.engines, config.control, config.startup_timeout)
+    names = [spec.name or found.name or spec.label for spec, found in zip(
+        config.engines, ids, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for name in names:
@@ -451,13 +451,21 @@ def run_match(
 ) -> MatchResult:
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
-    bugs and I/O errors on the record file raise."""
+    bugs and failures of the referee's own files raise: ``OSError`` (naming the file) for the
+    record, the debug log and the stderr files, which stops the match with every game
+    finished before it kept in the record."""
     jobs = schedule(
         config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
     )
-    debug = DebugLog(config.debug_log) if config.debug_log else None
+    try:
+        debug = DebugLog(config.debug_log) if config.debug_log else None
+    except OSError as exc:
+        raise _named(exc, config.debug_log) from None
     if config.stderr_dir:
-        os.makedirs(config.stderr_dir, exist_ok=True)
+        try:
+            os.makedirs(config.stderr_dir, exist_ok=True)
+        except OSError as exc:
+            raise _named(exc, config.stderr_dir) from None
     standings = Standings(names, config.duplicate)
     sprt = SPRT(*config.sprt) if config.sprt else None
     decided = threading.Event()
@@ -479,7 +487,10 @@ def run_match(
                 date=today,
                 extra=[("Game", str(done.job.index + 1))],
             )
-            append_game(config.record, record)
+            try:
+                append_game(config.record, record)
+            except OSError as exc:
+                raise _named(exc, config.record) from None
         summary = summarize(done.job.lineup, done.job.key, done.log)
         standings.add(summary)
         if sprt is not None and len(names) == 2:

@@ -52,7 +52,7 @@ from ginproto.table import (
     Step,
     play_game,
 )
-from referee.cli_options import timeout_options
+from referee.cli_options import env_option, timeout_options
 from referee.replay import Style
 
 log = logging.getLogger(__name__)
@@ -802,6 +802,7 @@ def catch_interrupts(human: HumanPlayer) -> Iterator[None]:
     metavar="NAME=VALUE",
     help="An engine option, e.g. -o Seed=7 (repeatable).",
 )
+@env_option(numbered=False)
 @click.option(
     "--name", default="human", show_default=True, help="Your name in the game record."
 )
@@ -821,7 +822,9 @@ def play(
     tc: str,
     move_timeout: float,
     startup_timeout: float,
+    time_margin: float,
     options: tuple[str, ...],
+    env: tuple[str, ...],
     name: str,
     colour: bool | None,
 ) -> None:
@@ -838,6 +841,7 @@ def play(
     from referee.cli import parse_engines, parse_rules, parse_seed
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
+    from referee.preflight import EngineNotReady, ready
 
     try:
         rules = parse_rules(variant, rule, 2)
@@ -847,9 +851,9 @@ def play(
         raise click.UsageError(
             "ginref play is for the two-player games: " + ", ".join(TWO_PLAYER_VARIANTS)
         ) from None
-    (spec,) = parse_engines((engine,), options, ())
+    (spec,) = parse_engines((engine,), options, (), env)
     try:
-        control = TimeControl.parse(tc, move=move_timeout)
+        control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:
         raise click.BadParameter(str(exc), param_hint="--tc") from None
     if not name.strip():
@@ -861,11 +865,9 @@ def play(
     seat = EnginePlayer(spec, control, startup_timeout)
     try:
         try:
-            seat.start()
-        except PlayerFault as fault:
-            raise click.ClickException(
-                f"cannot start the engine {spec.label!r}: {fault.detail}"
-            ) from None
+            ready(seat)
+        except EngineNotReady as exc:
+            raise click.ClickException(str(exc)) from None
         seat.new_game(1, 1 - me, rules)
         human = HumanPlayer(me, rules, seat.name, style, out)
         click.echo(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import logging
 import os
 import select
@@ -267,6 +268,7 @@ class EngineProcess:
         self._close_lock = threading.Lock()
         self._io_lock = threading.Lock()
         self._tail = b""
+        self.stderr_error: OSError | None = None  # writing ``stderr_path`` failed (referee's)
         self._inbox = _Inbox(2 * line_limit + _CHUNK)
         self._stop_stdout = threading.Event()
         self._stop_stderr = threading.Event()
@@ -316,9 +318,11 @@ class EngineProcess:
         if env is not None:
             full_env.update(env)
         sink: IO[bytes] | None = None
+        if stderr_path is not None:
+            # Appended to, so that a restarted engine keeps its earlier crash log. The file is
+            # the referee's: an OSError here is raised as it is, never blamed on the engine.
+            sink = open(stderr_path, "ab", buffering=0)  # noqa: SIM115 - the stderr thread's
         try:
-            if stderr_path is not None:
-                sink = open(stderr_path, "wb")  # noqa: SIM115 - owned by the stderr thread
             proc = subprocess.Popen(
                 _die_with_parent(argv, cwd, full_env),
                 stdin=subprocess.PIPE,
@@ -549,6 +553,8 @@ class EngineProcess:
 
     def _exited_error(self) -> EngineExited:
         code = self._status()
+        if code is not None:  # give the last words on stderr a moment to arrive
+            self._stderr_thread.join(_JOIN_TIMEOUT / 5)
         return EngineExited(self._context(_describe_status(code)), name=self.name, returncode=code)
 
     def _context(self, what: str) -> str:
@@ -631,10 +637,10 @@ class EngineProcess:
                 if sink is not None:
                     if written < cap:
                         part = chunk[: cap - written]
-                        sink.write(part)
                         written += len(part)
                         if written >= cap:
-                            sink.write(b"\n[referee: stderr truncated here]\n")
+                            part += b"\n[referee: stderr truncated here]\n"
+                        sink = self._keep_stderr(sink, part)
                 elif want_lines:
                     *complete, rest = (bytes(line) + chunk).split(b"\n")
                     line = bytearray(rest[: self.line_limit])
@@ -644,7 +650,27 @@ class EngineProcess:
                 self._log_stderr(_decode(line))
         finally:
             if sink is not None:
+                self._keep_stderr(sink, None)
+
+    def _keep_stderr(self, sink: IO[bytes], data: bytes | None) -> IO[bytes] | None:
+        """Write ``data`` to the stderr file (``None``: close it). A failure is the referee's
+        (a full disk, say): noted in ``stderr_error`` for the referee to act on, and the file
+        is given up, while the engine's stderr goes on being drained."""
+        try:
+            if data is None:
                 sink.close()
+                return None
+            while data:  # unbuffered, so that a full disk is found out at once
+                written = sink.write(data)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                data = data[written:]
+            return sink
+        except OSError as exc:
+            self.stderr_error = self.stderr_error or exc
+            with contextlib.suppress(OSError):
+                sink.close()
+            return None
 
     def _log_stderr(self, line: str) -> None:
         try:

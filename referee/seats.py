@@ -4,6 +4,7 @@ the debug log of every protocol line."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shlex
 import threading
@@ -20,6 +21,8 @@ from referee.process import LineHook
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
     from referee.match import GameJob
+
+log = logging.getLogger(__name__)
 
 
 class DebugLog:
@@ -55,12 +58,15 @@ class DebugLog:
         data = (f"# {title}\n" + "".join(buffer)).encode("utf-8")
         buffer.clear()
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                while data:
-                    data = data[os.write(fd, data) :]
-            finally:
-                os.close(fd)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    while data:
+                        data = data[os.write(fd, data) :]
+                finally:
+                    os.close(fd)
+            except OSError as exc:  # name the file: os.write does not
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
 
 class EngineSeats:
@@ -90,7 +96,7 @@ class EngineSeats:
             stderr = None
             if stderr_dir is not None:
                 stderr = os.path.join(stderr_dir, f"{_safe(self.names[i])}.w{self.worker}.stderr")
-                _private_file(Path(stderr))  # the engine's start truncates it, keeping the mode
+                _private_file(Path(stderr))  # appended to by every start of the engine
             self.engines.append(
                 EnginePlayer(spec, control, startup_timeout, stderr_path=stderr, on_line=hook)
             )
@@ -104,9 +110,19 @@ class EngineSeats:
         return players
 
     def finished(self, job: GameJob, game: GameLog) -> tuple[EngineInfo, ...]:
+        """Restart an engine that faulted, write the debug log, and raise ``OSError`` if one
+        of the referee's own files failed during the game (it is not the engines' fault, and
+        the run must stop, not go on with incomplete logs)."""
         if game.fault is not None:
             # Restart the engine that faulted for its next game.
             self.engines[job.lineup[game.fault.player]].close()
+        for engine in self.engines:
+            error = engine.stderr_error
+            if error is not None:
+                raise OSError(
+                    error.errno, f"cannot keep the engine's stderr: {error.strerror or error}",
+                    engine.stderr_path,
+                )
         if self.debug_log is not None:
             self.debug_log.flush(self.worker, f"game {job.index + 1}")
         return tuple(self.info(e) for e in job.lineup)
@@ -125,7 +141,10 @@ class EngineSeats:
             with contextlib.suppress(Exception):  # closing must go on for the others
                 engine.finish_match()
         if self.debug_log is not None:
-            self.debug_log.flush(self.worker, f"end of the match (worker {self.worker})")
+            try:
+                self.debug_log.flush(self.worker, f"end of the match (worker {self.worker})")
+            except OSError as exc:  # every game's lines were written, or their error raised
+                log.warning("the end of the debug log is lost: %s", exc)
 
 
 def _private_file(path: Path, truncate: bool = False) -> None:

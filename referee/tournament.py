@@ -30,6 +30,7 @@ import difflib
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import shlex
@@ -46,7 +47,7 @@ from ginproto.record import EngineInfo, record_from_log
 from ginproto.rules import Rules, RulesError
 from ginproto.table import GameLog, play_game
 from referee import stats
-from referee.clock import TimeControl, TimeControlError
+from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, finite_json, summarize
@@ -117,16 +118,19 @@ class EngineEntry:
     options: tuple[tuple[str, str], ...] = ()  # sorted by name
     tc: str | None = None
     move_timeout: float | None = None
+    env: tuple[tuple[str, str], ...] = ()  # sorted by name
 
-    def spec(self, tc: str, move_timeout: float) -> EngineSpec:
+    def spec(self, tc: str, move_timeout: float, margin: float = DEFAULT_MARGIN) -> EngineSpec:
         """How to start it; its own time control when it has one (else the tournament's)."""
         control = None
         if self.tc is not None or self.move_timeout is not None:
             control = TimeControl.parse(
-                self.tc or tc, move=self.move_timeout if self.move_timeout else move_timeout
+                self.tc or tc,
+                move=self.move_timeout if self.move_timeout else move_timeout,
+                margin=margin,
             )
         argv = tuple(BUILTIN[self.command]) if isinstance(self.command, str) else self.command
-        return EngineSpec(argv, self.name, self.cwd, self.options, control)
+        return EngineSpec(argv, self.name, self.cwd, self.options, control, self.env)
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -138,6 +142,8 @@ class EngineEntry:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.env:
+            out["env"] = dict(self.env)
         return out
 
 
@@ -157,6 +163,7 @@ class TournamentConfig:
     concurrency: int = 1
     startup_timeout: float = 10.0
     output: str | None = None
+    time_margin: float = DEFAULT_MARGIN
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -180,18 +187,22 @@ class TournamentConfig:
 
     def run_options(self) -> dict[str, Any]:
         """Options free to change from run to run."""
-        return {"concurrency": self.concurrency, "startup_timeout": self.startup_timeout}
+        return {
+            "concurrency": self.concurrency,
+            "startup_timeout": self.startup_timeout,
+            "time_margin": self.time_margin,
+        }
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self.engines)
 
     def specs(self) -> tuple[EngineSpec, ...]:
-        return tuple(e.spec(self.tc, self.move_timeout) for e in self.engines)
+        return tuple(e.spec(self.tc, self.move_timeout, self.time_margin) for e in self.engines)
 
     @property
     def control(self) -> TimeControl:
-        return TimeControl.parse(self.tc, move=self.move_timeout)
+        return TimeControl.parse(self.tc, move=self.move_timeout, margin=self.time_margin)
 
 
 _TOP_KEYS: Final[dict[str, str]] = {
@@ -207,6 +218,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "tc": "tc",
     "move_timeout": "number",
     "startup_timeout": "number",
+    "time_margin": "number",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -216,6 +228,7 @@ _ENGINE_KEYS: Final[dict[str, str]] = {
     "options": "table",
     "tc": "tc",
     "move_timeout": "number",
+    "env": "table",
 }
 _KINDS: Final[dict[str, str]] = {
     "str": "a string",
@@ -358,6 +371,9 @@ def build_config(
     tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
     move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
     startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
+    time_margin = merged.get("time_margin", DEFAULT_MARGIN)
+    if not (math.isfinite(time_margin) and 0 <= time_margin <= 3600):
+        raise ConfigError(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
     output = merged.get("output")
     if output is not None:
         output = str(base / output)
@@ -382,6 +398,7 @@ def build_config(
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
+        time_margin=float(time_margin),
     )
 
 
@@ -438,12 +455,21 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
             if not isinstance(value, str | int | bool | float):
                 raise ConfigError(f"{at}options.{key} must be a string, number or true/false")
             options.append((key, _option_text(value)))
+        env = []
+        for key, value in table.get("env", {}).items():
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise ConfigError(f"{at}env.{key} must be a string or a number")
+            text = _option_text(value)
+            if not key or "=" in key or "\0" in key or "\0" in text:
+                raise ConfigError(f"{at}env.{key}: not a usable environment variable")
+            env.append((key, text))
         entries.append(
             {
                 "name": table.get("name"),
                 "command": command,
                 "cwd": cwd,
                 "options": tuple(sorted(options)),
+                "env": tuple(sorted(env)),
                 "tc": _tc_text(table["tc"], f"{at}tc") if "tc" in table else None,
                 "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
                 if "move_timeout" in table

@@ -141,6 +141,47 @@ def test_an_engine_that_cannot_start_fails_the_handshake() -> None:
     assert lines["quit"].startswith("FAIL quit: not run"), output
 
 
+@pytest.mark.parametrize(
+    ("script", "shown"),
+    [
+        ("exit 0", "exited with code 0"),
+        ("echo 'fatal: no model' >&2; exit 3", "fatal: no model"),
+        ("exec 0<&-; echo 'closed my input' >&2; exit 0", "closed my input"),
+    ],
+)
+def test_an_engine_that_exits_at_once_fails_the_handshake_without_a_traceback(
+    script: str, shown: str
+) -> None:
+    engine = shlex.join(["sh", "-c", script])
+    for _ in range(3):  # whether the engine is gone before or after the gin line is sent
+        result = CliRunner().invoke(cli, ["check", engine])
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output
+        _, lines, output = check(engine)
+        assert lines["handshake"].startswith("FAIL handshake:"), output
+        assert shown in lines["handshake"] or "Broken pipe" in lines["handshake"], output
+        assert lines["quit"] == "FAIL quit: not run: the handshake failed", output
+
+
+def test_check_passes_env_and_time_margin_to_the_engine(tmp_path: Path) -> None:
+    """An engine that starts only with its variable set; --time-margin is accepted."""
+    script = tmp_path / "needs_env.sh"
+    script.write_text(
+        '#!/bin/sh\n[ "$GIN_MODEL" = small ] || { echo "GIN_MODEL unset" >&2; exit 2; }\n'
+        f'exec {shlex.quote(sys.executable)} -m engines.random_engine\n'
+    )
+    script.chmod(0o755)
+    root = str(Path(__file__).resolve().parent.parent)
+    code, lines, output = check(str(script), "--env", f"PYTHONPATH={root}")
+    assert code == 1 and "GIN_MODEL unset" in lines["handshake"], output
+    code, lines, output = check(
+        str(script), "--env", "GIN_MODEL=small", "--env", f"PYTHONPATH={root}",
+        "--time-margin", "0.05",
+    )
+    assert code == 0, output
+
+
 def test_run_checks_returns_results_and_leaves_no_process() -> None:
     results = run_checks(EngineSpec.parse(command("no_quit")), move_timeout=1.0, quit_grace=0.2)
     assert [r.name for r in results] == NAMES

@@ -9,6 +9,7 @@ exercise the engine.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 from pathlib import Path
@@ -101,7 +102,9 @@ def test_three_players_with_advice(tmp_path: Path) -> None:
          "--record", str(record), "-q", "--json"],
     )
     assert result.exit_code == 0, result.output
-    assert '"faults": {}' in result.output and "forfeit" not in record.read_text()
+    data = json.loads(result.output)
+    assert [e["faults"] for e in data["engines"]] == [{}, {}, {}], data["engines"]
+    assert "forfeit" not in record.read_text()
     games = loads(record.read_text())
     assert len(games) == 3 and all(not g.errors for g in games)
     assert " advise " in record.read_text()  # the sitter's advice reached the record
@@ -114,7 +117,9 @@ def test_ginref_match_cli() -> None:
         cli, ["match", "js-simple", "random", "--games", "2", "--seed", "9", "-q"]
     )
     assert result.exit_code == 0, result.output
-    assert "JS Simple" in result.output and "none" in result.output
+    rows = [line.split() for line in result.output.splitlines() if line[:1].isdigit()]
+    assert {row[1] for row in rows} == {"JS", "Random"}, result.output
+    assert all(row[-1] == "none" for row in rows), result.output  # no engine has a fault
 
 
 def test_handshake_and_one_decision_over_a_terminal() -> None:

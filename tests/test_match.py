@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
+import shutil
+import signal
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -204,19 +209,25 @@ def test_hostile_engine_forfeits_with_the_right_ruling(
             EngineSpec.parse("random"),
             games=2,
             record=str(record),
-            control=TimeControl(base=None, increment=0, move=0.5),
-            startup_timeout=1.0,
+            # Room enough that the healthy engine is never short of time on a busy machine.
+            control=TimeControl(base=None, increment=0, move=1.0),
+            startup_timeout=3.0,
         ),
         [f"hostile-{mode}", "Random"],
     )
     assert result.played == 2
     assert time.monotonic() - started < 30
-    tally = result.standings.tallies[0]
+    tally, other = result.standings.tallies
     assert tally.faults[kind.value] >= 1, tally.faults
     assert tally.wins == 0
+    assert sum(other.faults.values()) == 0, other.faults  # the healthy engine is never blamed
     games = loads(record.read_text())
     fault_lines = [i.text() for g in games for i in g.events if i.text().startswith("fault")]
     assert fault_lines and all(f" {kind.value} " in line for line in fault_lines), fault_lines
+    for game in games:  # each game's fault names the hostile engine's seat in that game
+        seat = next(p for p in (0, 1) if game.header(f"Player{p}") == f"hostile-{mode}")
+        faults = [i.text() for i in game.events if i.text().startswith("fault")]
+        assert faults == [] or all(line.startswith(f"fault {seat} ") for line in faults)
     assert any(reason in line for line in fault_lines), fault_lines
     assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
     assert no_processes_left() == []
@@ -272,12 +283,91 @@ def test_bad_arguments_are_usage_errors_not_tracebacks() -> None:
         assert "Traceback" not in result.output
 
 
-def test_missing_engine_program_is_a_ruling_not_a_crash() -> None:
+def _engines_that_cannot_start(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Engine arguments that cannot play, each with a text its error must show."""
+    shebang = tmp_path / "crlf.py"
+    shebang.write_bytes(b"#!/usr/bin/env python3\r\nprint('id name x')\n")
+    shebang.chmod(0o755)
+    return {
+        "misspelt built-in": ("simpel", "did you mean 'simple'?"),
+        "missing program": ("/nonexistent/engine", "No such file"),
+        "a directory": (str(tmp_path), "Permission denied"),
+        "bad shebang": (str(shebang), "python3"),  # from env, on its stderr
+        "exits at once": ("sh -c 'exit 0'", "exited with code 0"),
+        "no ginok": (f"{sys.executable} {HOSTILE} no-ginok", "no ginok"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["misspelt built-in", "missing program", "a directory", "bad shebang", "exits at once",
+     "no ginok"],
+)
+def test_an_engine_that_cannot_start_stops_the_match_before_game_1(
+    case: str, tmp_path: Path
+) -> None:
+    engine, shown = _engines_that_cannot_start(tmp_path)[case]
+    record = tmp_path / "games.gin"
     result = CliRunner().invoke(
-        cli, ["match", "/nonexistent/engine", "random", "--games", "1", "-q"]
+        cli,
+        ["match", "random", engine, "--games", "2", "--record", str(record),
+         "--startup-timeout", "1"],
+    )
+    assert result.exit_code == 1, result.output
+    assert "cannot be used" in result.output and shown in result.output, result.output
+    assert "Rank" not in result.output and "Score of" not in result.output
+    assert "Traceback" not in result.output
+    assert not record.exists()
+    assert no_processes_left() == []
+
+
+def test_an_option_the_engine_does_not_declare_is_refused_before_game_1(tmp_path: Path) -> None:
+    record = tmp_path / "games.gin"
+    for option, declared in (("Sed=3", "Seed"), ("2:Sed=3", "none")):
+        result = CliRunner().invoke(
+            cli, ["match", "random", "simple", "-o", option, "--record", str(record)]
+        )
+        assert result.exit_code == 1, result.output
+        engine = "simple" if option.startswith("2:") else "random"
+        assert (
+            f"engine '{engine}': -o Sed: the engine declares no such option"
+            f" (declared: {declared})" in result.output
+        ), result.output
+        assert not record.exists()
+    result = CliRunner().invoke(cli, ["match", "random", "simple", "-o", "1:Seed=x"])
+    assert result.exit_code == 1 and "Seed=x" in result.output, result.output
+    result = CliRunner().invoke(
+        cli, ["match", "random", "simple", "-o", "1:Seed=3", "--games", "1", "-q"]
     )
     assert result.exit_code == 0, result.output
-    assert "crash 1" in result.output
+
+
+def test_env_reaches_the_engine_and_only_the_engine_it_names(tmp_path: Path) -> None:
+    """An engine that prints its environment to stderr, kept with --stderr-dir."""
+    script = tmp_path / "envbot.py"
+    script.write_text(
+        "import os, runpy, sys\n"
+        "sys.stderr.write('ENV ' + repr(sorted(os.environ.items())) + '\\n')\n"
+        "sys.stderr.flush()\n"
+        "runpy.run_module('engines.random_engine', run_name='__main__')\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", f"{sys.executable} {script}",
+            "--env", f"PYTHONPATH={root}", "--env", "1:GIN_TEST=one", "--env", "2:GIN_TEST=two",
+            "--games", "1", "-q", "--name", "1=A", "--name", "2=B",
+            "--stderr-dir", str(folder),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    seen = {f.name.split(".")[0]: f.read_text() for f in folder.iterdir()}
+    assert "('GIN_TEST', 'one')" in seen["A"] and "('GIN_TEST', 'two')" in seen["B"]
+    for text in seen.values():
+        names = {name for name, _ in ast.literal_eval(text.splitlines()[0][4:])}
+        assert names <= {"PATH", "HOME", "LANG", "PYTHONPATH", "GIN_TEST"}, names
 
 
 def test_sprt_stops_a_lopsided_match_early() -> None:
@@ -350,3 +440,187 @@ def test_debug_log_has_every_line_with_time_engine_and_direction(tmp_path: Path)
     assert any(re.fullmatch(r" *\d+\.\d{4} Simple > position .*", x) for x in sent)
     assert any(re.fullmatch(r" *\d+\.\d{4} Random < move \w+.*", x) for x in received)
     assert any(" > gin protocol 1" in x for x in sent) and any(" > quit" in x for x in sent)
+
+
+# -- the referee's own files --------------------------------------------------------------------
+LOGGING_ENGINE = """
+import sys
+from engines.random_engine import RandomEngine
+
+engine = RandomEngine()
+for line in sys.stdin:
+    if line.startswith("newgame"):
+        sys.stderr.write("log " * 2500 + "\\n")  # 10 kB of stderr a game
+        sys.stderr.flush()
+    if not engine.handle(line, sys.stdout):
+        break
+"""
+
+
+def test_a_stderr_file_that_cannot_be_written_is_noted_and_the_engine_still_drained() -> None:
+    """/dev/full as the stderr file: the engine writes 1 MB to stderr (far more than a pipe
+    holds) and still gets its line out, and the failure is the referee's to report."""
+    from referee.process import EngineProcess
+
+    code = "import sys; sys.stderr.write('x' * (1 << 20)); sys.stderr.flush(); print('done')"
+    with EngineProcess.start([sys.executable, "-c", code], stderr_path="/dev/full") as engine:
+        assert engine.read_line(30.0) == "done"
+        error = engine.stderr_error
+        assert error is not None and error.strerror == "No space left on device"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 kB tmpfs, where the system allows mounting one (as root on Linux)."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        capture_output=True, check=False,
+    ) if shutil.which("mount") and os.geteuid() == 0 else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_full_disk_for_stderr_stops_the_match_and_keeps_the_finished_games(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    script = tmp_path / "logging_engine.py"
+    script.write_text(LOGGING_ENGINE)
+    record = tmp_path / "games.gin"
+    root = Path(__file__).resolve().parent.parent
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", "simple", "--games", "40", "--seed", "3",
+            "--env", f"1:PYTHONPATH={root}", "--stderr-dir", str(small_disk / "stderr"),
+            "--record", str(record), "-q",
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "No space left on device" in result.output, result.output
+    assert "Rank" not in result.output and "Traceback" not in result.output
+    games = loads(record.read_text())
+    assert 1 <= len(games) < 40, len(games)
+    assert f"after {len(games)} finished games, kept in {record}" in result.output
+    assert "forfeit" not in record.read_text()  # no engine was blamed for the full disk
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
+
+
+def test_a_restarted_engine_keeps_its_earlier_stderr(tmp_path: Path) -> None:
+    """The crash-mid engine is restarted after each crash; its stderr file keeps every start."""
+    script = tmp_path / "noisy_crash.sh"
+    script.write_text(
+        f'#!/bin/sh\necho "started $$" >&2\nexec {sys.executable} {HOSTILE} crash-mid\n'
+    )
+    script.chmod(0o755)
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", str(script), "random", "--games", "3", "--seed", "1", "-q",
+            "--env", f"1:PYTHONPATH={root}", "--stderr-dir", str(folder), "--name", "1=noisy",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "crash 3" in result.output
+    (log,) = [f for f in folder.iterdir() if f.name.startswith("noisy")]
+    assert log.read_text().count("started ") == 3  # one process per game, each line kept
+
+
+@pytest.mark.parametrize("option", ["--record", "--debug-log", "--stderr-dir"])
+def test_a_referee_file_that_cannot_be_written_is_an_error_not_a_ruling(
+    tmp_path: Path, option: str
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = {"--record": "/dev/full", "--debug-log": "/dev/full"}.get(
+        option, str(blocker / "sub")
+    )
+    result = CliRunner().invoke(
+        cli, ["match", "simple", "random", "--games", "3", option, target, "-q"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "the referee cannot write its own file" in result.output, result.output
+    assert "Rank" not in result.output and "Traceback" not in result.output
+
+
+def test_ctrl_c_prints_the_standings_of_the_finished_games(tmp_path: Path) -> None:
+    record = tmp_path / "games.gin"
+    referee = [sys.executable, "-c", "from referee.cli import main; main()"]
+    process = subprocess.Popen(
+        [*referee, "match", "simple", "random", "--games", "100000", "--tc", "inf",
+         "--record", str(record), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if record.exists() and record.read_text().count("[Game ") >= 2:
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, (out, err)
+    played = len(loads(record.read_text()))
+    assert played >= 1  # a game being written at the interrupt is taken back whole
+    assert f"Interrupted after {played} of 100000 games" in err
+    rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
+    assert [(row[1], int(row[2])) for row in rows] == [("Simple", played), ("Random", played)]
+    assert "Traceback" not in err and "Aborted" not in err
+
+
+LATE_ONCE_ENGINE = """
+import os, sys, time
+from engines.random_engine import RandomEngine
+
+engine, decisions = RandomEngine(), 0
+print("started", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    if line.startswith("go "):
+        decisions += 1
+        if decisions == 3 and not os.path.exists(os.environ["LATE_MARK"]):
+            open(os.environ["LATE_MARK"], "w").close()
+            time.sleep(float(os.environ["LATE_BY"]))  # past the limit; then it answers
+    if not engine.handle(line, sys.stdout):
+        break
+"""
+
+
+def test_a_move_after_a_timeout_is_never_taken_as_a_later_answer(tmp_path: Path) -> None:
+    """The engine's third decision comes 0.5 s past its limit, once in the whole match (a
+    file marks it). The referee rules a timeout, and the late move is never read: the engine's
+    next game is played by a new process, and no other fault follows, for either engine."""
+    script = tmp_path / "late_once.py"
+    script.write_text(LATE_ONCE_ENGINE)
+    root = Path(__file__).resolve().parent.parent
+    record = tmp_path / "games.gin"
+    folder = tmp_path / "stderr"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match", f"{sys.executable} {script}", "random", "--games", "4", "--seed", "5",
+            "--tc", "inf", "--move-timeout", "3", "--record", str(record), "-q",
+            "--name", "1=late", "--stderr-dir", str(folder),
+            "--env", f"1:PYTHONPATH={root}", "--env", f"1:LATE_MARK={tmp_path / 'mark'}",
+            "--env", "1:LATE_BY=3.6",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    games = loads(record.read_text())
+    faults = [i.text() for g in games for i in g.events if i.text().startswith("fault")]
+    assert len(faults) == 1 and " timeout " in faults[0], faults
+    rows = {row[1]: " ".join(row[8:]) for row in
+            (line.split() for line in result.output.splitlines() if line[:1].isdigit())}
+    assert rows == {"late": "timeout 1", "Random": "none"}, result.output
+    (log,) = [f for f in folder.iterdir() if f.name.startswith("late")]
+    assert log.read_text().count("started") == 2  # restarted once, after its fault
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0

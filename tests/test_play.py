@@ -593,7 +593,24 @@ def test_bad_arguments_are_usage_errors(args: list[str], message: str) -> None:
 def test_an_engine_that_does_not_start_is_a_clear_error() -> None:
     result = cli_run(f"{sys.executable} {ROOT / 'tests' / 'engines' / 'crash.py'}")
     assert result.exit_code == 1
-    assert "cannot start the engine" in result.output and "Traceback" not in result.output
+    assert "cannot be used" in result.output and "Traceback" not in result.output
+    assert "cannot load weights" in result.output  # the tail of its stderr
+
+
+def test_an_option_the_engine_does_not_declare_is_refused() -> None:
+    result = cli_run("random", "-o", "Sed=1", stdin="quit\ny\n")
+    assert result.exit_code == 1, result.output
+    assert "-o Sed: the engine declares no such option (declared: Seed)" in result.output
+    assert "You are player" not in result.output
+
+
+def test_env_and_time_margin_are_accepted_and_checked() -> None:
+    result = cli_run("random", "--env", "X=1", "--time-margin", "0.2", stdin="quit\ny\n")
+    assert result.exit_code == 0, result.output
+    for args in (["--env", "X"], ["--time-margin", "nan"], ["--timemargin", "-1"]):
+        result = cli_run("random", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "Traceback" not in result.output
 
 
 def test_plain_text_when_not_a_terminal_and_colour_when_asked() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import multiprocessing
 import os
@@ -348,14 +349,22 @@ def test_a_failed_write_leaves_the_file_as_it_was(
     before = path.read_bytes()
     real_write = os.write
 
-    def short_write(fd: int, data: bytes) -> int:
+    calls = 0
+
+    def disk_fills(fd: int, data: bytes) -> int:
+        """A third of the game fits; then the disk is full, as a real one reports it."""
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_write(fd, data[: len(data) // 3])
 
-    monkeypatch.setattr(os, "write", short_write)
-    with pytest.raises(OSError, match="short write"):
+    monkeypatch.setattr(os, "write", disk_fills)
+    with pytest.raises(OSError, match="No space left on device"):
         append_game(path, games[1])
     monkeypatch.setattr(os, "write", real_write)
     assert path.read_bytes() == before
+    assert calls == 2  # the rest was written after the short write, and failed
     append_game(path, games[1])
     assert path.read_text() == dumps(games[:2])
 

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -697,3 +698,137 @@ def test_store_errors_are_not_tracebacks(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert isinstance(StoreError("x"), Exception)
+
+
+# ------------------------------------------------------------------------------------------
+# Engines checked before the first game
+
+
+def two_engine_config(folder: Path, second: str, **keys: Any) -> Path:
+    top = {"seed": 11, "games": 2, "tc": "inf", "output": "out", **keys}
+    lines = [f"{k} = {json.dumps(v)}" for k, v in top.items()]
+    path = folder / "cup.toml"
+    path.write_text(
+        "\n".join(lines) + '\n[[engines]]\nname = "Simple"\ncommand = "simple"\n' + second
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("engine", "shown"),
+    [
+        ('command = ["sh", "-c", "echo no model >&2; exit 3"]', "no model"),
+        ('command = "random"\noptions = { Sed = 3 }', "-o Sed: the engine declares no such"
+         " option (declared: Seed)"),
+    ],
+    ids=["fails the handshake", "undeclared option"],
+)
+def test_an_engine_that_cannot_be_used_stops_the_tournament_before_game_1(
+    tmp_path: Path, engine: str, shown: str
+) -> None:
+    path = two_engine_config(tmp_path, f'[[engines]]\nname = "Bad"\n{engine}\n')
+    result = CliRunner().invoke(cli, ["tournament", str(path), "--startup-timeout", "2"])
+    assert result.exit_code == 1, result.output
+    assert "engine 'Bad'" in result.output and shown in result.output, result.output
+    assert "Traceback" not in result.output and "Rank" not in result.output
+    assert not Store.exists(str(tmp_path / "out"))  # nothing was started
+    # The refused run left nothing behind: the same directory takes the corrected config.
+    good = two_engine_config(tmp_path, '[[engines]]\nname = "Bad"\ncommand = "random"\n')
+    result = CliRunner().invoke(cli, ["tournament", str(good), "--games", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.counts() == (1, 1)
+
+
+def test_env_reaches_the_engine_and_time_margin_is_a_run_option(tmp_path: Path) -> None:
+    script = tmp_path / "needs_env.sh"
+    script.write_text(
+        '#!/bin/sh\n[ "$GIN_MODEL" = small ] || { echo "GIN_MODEL unset" >&2; exit 2; }\n'
+        f"exec {shlex.quote(sys.executable)} -m engines.random_engine\n"
+    )
+    script.chmod(0o755)
+    body = f'[[engines]]\nname = "Needy"\ncommand = {json.dumps(str(script))}\n'
+    path = two_engine_config(tmp_path, body + f'env = {{ PYTHONPATH = "{ROOT}" }}\n')
+    result = CliRunner().invoke(cli, ["tournament", str(path), "-q"])
+    assert result.exit_code == 1 and "GIN_MODEL unset" in result.output, result.output
+    path = two_engine_config(
+        tmp_path,
+        body + f'env = {{ PYTHONPATH = "{ROOT}", GIN_MODEL = "small" }}\n',
+        time_margin=0.25,
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(path), "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tournament"]["played"] == 2
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.run_options["time_margin"] == 0.25
+        assert store.settings["engines"][1]["env"]["GIN_MODEL"] == "small"
+    config = load_config(path, {"time_margin": 0.5})
+    assert config.control.margin == 0.5 and config.specs()[1].env[0] == ("GIN_MODEL", "small")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.1", '"soon"'])
+def test_a_bad_time_margin_is_a_config_error(tmp_path: Path, value: str) -> None:
+    path = two_engine_config(tmp_path, '[[engines]]\ncommand = "random"\n')
+    path.write_text(f"time_margin = {value}\n" + path.read_text())
+    with pytest.raises(ConfigError, match="time_margin"):
+        load_config(path)
+
+
+def test_a_full_disk_for_stderr_stops_the_tournament_and_keeps_its_games(
+    tmp_path: Path,
+) -> None:
+    """The stderr files on a tiny tmpfs (where one can be mounted) that fills up: a failure
+    of the referee's, which stops the run, and never a ruling against the engines."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        capture_output=True, check=False,
+    ) if os.geteuid() == 0 else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        engine = tmp_path / "noisy.py"
+        engine.write_text(
+            "import sys\nfrom engines.random_engine import RandomEngine\n"
+            "engine = RandomEngine()\nfor line in sys.stdin:\n"
+            "    if line.startswith('newgame'):\n"
+            "        sys.stderr.write('log ' * 2500 + '\\n'); sys.stderr.flush()\n"
+            "    if not engine.handle(line, sys.stdout):\n        break\n"
+        )
+        body = (
+            f'[[engines]]\nname = "Noisy"\ncommand = {json.dumps([sys.executable, str(engine)])}'
+            f'\nenv = {{ PYTHONPATH = "{ROOT}" }}\n'
+        )
+        path = two_engine_config(tmp_path, body, games=40)
+        result = CliRunner().invoke(
+            cli, ["tournament", str(path), "-q", "--stderr-dir", str(folder / "stderr")]
+        )
+        assert result.exit_code == 1, result.output
+        assert "No space left on device" in result.output, result.output
+        assert "resume with ginref tournament --resume" in result.output
+        with Store.open(str(tmp_path / "out")) as store:
+            done, total = store.counts()
+            faults = [r.faults for r in store.results()]
+        assert 1 <= done < total == 40
+        assert all(f == () for f in faults), faults  # no engine was blamed for the disk
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_resume_checks_the_engines_before_its_next_game(tmp_path: Path) -> None:
+    script = tmp_path / "bot.sh"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m engines.random_engine\n")
+    script.chmod(0o755)
+    body = f'[[engines]]\nname = "Bot"\ncommand = {json.dumps(str(script))}\n'
+    body += f'env = {{ PYTHONPATH = "{ROOT}" }}\n'
+    path = two_engine_config(tmp_path, body)
+    config = load_config(path)
+    open_tournament(config, tmp_path / "out", resume=False).close()  # stored, none played
+    script.write_text("#!/bin/sh\necho 'weights file missing' >&2\nexit 3\n")
+    result = CliRunner().invoke(cli, ["tournament", "--resume", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    assert "engine 'Bot' cannot be used" in result.output
+    assert "weights file missing" in result.output
+    with Store.open(str(tmp_path / "out")) as store:
+        assert store.counts() == (0, 2)
