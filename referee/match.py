@@ -28,6 +28,7 @@ from typing import Protocol
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import GameLog, Player, PlayerFault, play_game
+from ginproto.text import ID_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.report import Standings, summarize
@@ -422,7 +423,8 @@ class MatchResult:
 
 def engine_names(config: MatchConfig) -> list[str]:
     """Each engine's display name: the override, else its ``id name`` (asked once, before the
-    match), else its built-in name or program; repeated names get ``#2``, ``#3``."""
+    match), else its built-in name or program; repeated names get ``#2``, ``#3``. Each is
+    bounded and printable (``ginproto.text``), since it reaches terminals and records."""
     names = []
     for spec in config.engines:
         name = spec.name
@@ -435,7 +437,7 @@ def engine_names(config: MatchConfig) -> list[str]:
                 log.warning("%s did not start cleanly: %s", spec.label, fault.detail)
             finally:
                 probe.close()
-        names.append(name or spec.label)
+        names.append(printable(name or spec.label, ID_LIMIT))
     seen: dict[str, int] = {}
     out = []
     for name in names:
