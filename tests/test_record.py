@@ -507,3 +507,73 @@ def test_cards_in_records_use_one_spelling() -> None:
     with pytest.raises(RecordSyntaxError, match="canonical"):
         parse_line(line)
     assert parse_line("0 discard Th") == Play(0, Move.discard(Card.from_str("10h")))
+
+
+# -- bounds on what the reader takes in, and headers that contradict each other ------------
+
+
+def test_a_stream_without_line_feeds_ends_with_an_error() -> None:
+    """/dev/zero (no line feed, ever) stops at a bound instead of being read for ever."""
+    from ginproto.record import MAX_SKIP
+
+    with open("/dev/zero", "rb") as zero:
+        [game] = list(RecordReader(zero, "/dev/zero"))
+    assert not game.items
+    [error] = game.errors
+    assert error.line == 1 and error.path == "/dev/zero"
+    assert f"longer than {MAX_SKIP} bytes" in error.message
+    assert "reading stopped" in error.message
+
+
+def test_an_endless_stretch_of_lines_outside_games_ends_with_an_error() -> None:
+    from ginproto.record import MAX_IDLE
+
+    class Endless(io.RawIOBase):
+        """Yields 'y\\n' for ever, like ``yes``."""
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+            n = len(buffer) - len(buffer) % 2
+            buffer[:n] = b"y\n" * (n // 2)
+            return n
+
+    games = list(RecordReader(io.BufferedReader(Endless()), "<stdin>"))
+    assert len(games) == 1
+    last = games[0].errors[-1]
+    assert last.line == MAX_IDLE + 1
+    assert "belong to no game" in last.message and "reading stopped" in last.message
+
+
+def test_blank_lines_between_games_do_not_stop_the_reader(games: list[GameRecord]) -> None:
+    text = write_game(games[0]) + "\n" * 1000 + write_game(games[1])
+    got = loads(text)
+    assert len(got) == 2 and not got[0].errors and not got[1].errors
+
+
+def test_a_header_repeated_with_another_value_is_an_error_at_its_line(
+    games: list[GameRecord],
+) -> None:
+    lines = write_game(games[0]).splitlines()
+    seed = next(i for i, line in enumerate(lines) if line.startswith("[Seed "))
+    lines.insert(seed + 1, '[Seed "999"]')
+    [game] = loads("\n".join(lines) + "\n", "dup.rec")
+    [error] = game.errors
+    assert error.line == seed + 2  # 1-based: the repeated header's own line
+    assert "[Seed]" in error.message and "999" in error.message
+    assert f"line {seed + 1}" in error.message
+    assert verify_game(game)[0].line == seed + 2
+    with pytest.raises(RecordWriteError, match=r"\[Seed\]"):
+        write_game(game)
+
+
+def test_a_header_repeated_with_the_same_value_and_repeated_options_are_accepted(
+    games: list[GameRecord],
+) -> None:
+    lines = write_game(games[0]).splitlines()
+    seed = next(i for i, line in enumerate(lines) if line.startswith("[Seed "))
+    lines[seed + 1 : seed + 1] = [lines[seed], '[Player0.Option "a=1"]', '[Player0.Option "a=2"]']
+    [game] = loads("\n".join(lines) + "\n")
+    assert not game.errors and not verify_game(game)
+    assert game.players[0].options[:2] == (("a", "1"), ("a", "2"))
