@@ -402,11 +402,12 @@ VALID_LINES = VALID.split("\n")
 
 def _read_all(data: bytes) -> list[GameRecord]:
     games = list(RecordReader(io.BytesIO(data), "fuzz"))
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))  # the last line may lack its LF
     for game in games:
         for error in game.errors:
             assert isinstance(error, RecordError)
-            assert error.line >= 0
-            assert str(error).startswith("fuzz")
+            assert 1 <= error.line <= lines  # a line of the input, never 0 or past the end
+            assert str(error).startswith(f"fuzz:{error.line}: ")
         write_game_if_clean(game)
     return games
 
@@ -577,3 +578,13 @@ def test_a_header_repeated_with_the_same_value_and_repeated_options_are_accepted
     [game] = loads("\n".join(lines) + "\n")
     assert not game.errors and not verify_game(game)
     assert game.players[0].options[:2] == (("a", "1"), ("a", "2"))
+
+
+@pytest.mark.parametrize("at", [2, 5, 30])
+def test_a_bad_line_is_reported_at_its_exact_line(games: list[GameRecord], at: int) -> None:
+    lines = write_game(games[0]).splitlines()
+    lines.insert(at - 1, "1  pass")  # two spaces: not the canonical form
+    [game] = loads("\n".join(lines) + "\n", "exact.rec")
+    [error] = game.errors
+    assert error.line == at
+    assert str(error).startswith(f"exact.rec:{at}: ")
