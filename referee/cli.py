@@ -301,3 +301,6 @@ cli.add_command(tournament)
 from referee.play import play  # noqa: E402
 
 cli.add_command(play)
+from referee.cli_stats import stats  # noqa: E402
+
+cli.add_command(stats)

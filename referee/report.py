@@ -19,11 +19,15 @@ of an interval, or an infinite Elo, is ``null``.
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ginproto.game import Game
+from ginproto.record import FaultLine, GameRecord, RecordError, read_games
+from ginproto.replay import replay_game
 from ginproto.table import GameLog
 from ginproto.text import ID_LIMIT, printable
 from referee import stats
@@ -64,24 +68,33 @@ class GameSummary:
 
 
 def summarize(lineup: Sequence[int], key: int, game_log: GameLog) -> GameSummary:
+    """A played game's summary; ``lineup`` gives the engine of each player number."""
+    fault = game_log.fault
+    return summarize_game(
+        lineup, key, game_log.game, None if fault is None else (fault.player, fault.kind.value)
+    )
+
+
+def summarize_game(
+    lineup: Sequence[int], key: int, game: Game, fault: tuple[int, str] | None
+) -> GameSummary:
+    """A finished game's summary, from the rules engine's ``Game`` (played or replayed) and
+    the fault that ended it, if any (player number, fault kind)."""
     hands = []
     seats = []
-    for hand in game_log.hands:
-        if hand.entry is None:
-            continue
-        winner = hand.entry.winner
-        hands.append((None if winner is None else lineup[winner], hand.entry.result.points))
-        seats.append(tuple(lineup[p] for p in hand.entry.seats))
-    fault = game_log.fault
+    for entry in game.entries:
+        winner = entry.winner
+        hands.append((None if winner is None else lineup[winner], entry.result.points))
+        seats.append(tuple(lineup[p] for p in entry.seats))
     return GameSummary(
         lineup=tuple(lineup),
         key=key,
-        winner=None if game_log.winner is None else lineup[game_log.winner],
-        faulted=None if fault is None else (lineup[fault.player], fault.kind.value),
+        winner=None if game.winner is None else lineup[game.winner],
+        faulted=None if fault is None else (lineup[fault[0]], fault[1]),
         hand_points=tuple(hands),
         seats=tuple(seats),
-        columns=tuple(None if w is None else lineup[w] for w in game_log.game.game_winners)
-        if len(game_log.game.game_winners) > 1
+        columns=tuple(None if w is None else lineup[w] for w in game.game_winners)
+        if len(game.game_winners) > 1
         else (),
     )
 
@@ -265,6 +278,101 @@ class Standings:
                 f"{t.draws:>6}{100 * t.score:>7.1f}%{pts:>10}  {faults}"
             )
         return out
+
+
+# ------------------------------------------------------------------------------------------
+# Standings from record files
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A game left out of the standings: where it is, and the first thing wrong with it."""
+
+    path: str
+    game: int  # its number in its file, from 1
+    error: RecordError
+
+
+@dataclass(slots=True)
+class RecordStandings:
+    """What ``summarize_records`` found: the standings of every game that verifies, the games
+    left out, and the variants and files read."""
+
+    standings: Standings
+    skipped: list[Skipped]
+    variants: list[str]
+    files: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures of ``match --json``, with the files read and the games left out."""
+        out = self.standings.to_json()
+        out["variants"] = self.variants
+        out["files"] = self.files
+        out["skipped"] = [
+            {"file": s.path, "game": s.game, "line": s.error.line, "error": s.error.message}
+            for s in self.skipped
+        ]
+        return out
+
+
+def summarize_records(paths: Sequence[str]) -> RecordStandings:
+    """The standings of the games in record files, as a match that played them would give.
+
+    Each game is replayed through the rules engine (``ginproto.replay``), and only the games
+    that verify are counted: a game cut short by an interrupted run, or one that is wrong, is
+    listed in ``skipped``. The engines are told apart by the names in the records' ``PlayerN``
+    headers, numbered in the order they first appear; ``-`` reads standard input. Games that
+    share a deck sequence (the same ``Seed`` and ``Key``) with the seats swapped are duplicate
+    pairs, and are scored as pairs. Raises ``RecordError`` (line 0) if a file cannot be read.
+    """
+
+    names: dict[str, int] = {}
+    decks: dict[tuple[str, str], int] = {}
+    lineups_by_deck: dict[int, set[tuple[int, ...]]] = {}
+    summaries: list[GameSummary] = []
+    skipped: list[Skipped] = []
+    variants: list[str] = []
+    for path in paths:
+        source = read_games(sys.stdin.buffer, "<stdin>") if path == "-" else read_games(path)
+        for number, record in enumerate(source, start=1):
+            if not record.items:
+                skipped.extend(Skipped(path, number, e) for e in record.errors[:1])
+                continue
+            try:
+                if record.errors:
+                    raise record.errors[0]
+                game = replay_game(record)
+            except RecordError as exc:
+                exc.path = exc.path or record.path
+                skipped.append(Skipped(path, number, exc))
+                continue
+            lineup = tuple(
+                names.setdefault(info.name, len(names)) for info in record.players
+            )
+            deck = decks.setdefault(
+                (record.header("Seed") or "", record.header("Key") or ""), len(decks)
+            )
+            lineups_by_deck.setdefault(deck, set()).add(lineup)
+            variant = record.header("Variant") or ""
+            if variant not in variants:
+                variants.append(variant)
+            summaries.append(summarize_game(lineup, deck, game, _fault_of(record)))
+    # Duplicate play: a deck sequence played from both sides of the table.
+    duplicate = any(
+        any(tuple(reversed(lineup)) in lineups and len(lineup) == 2 for lineup in lineups)
+        for lineups in lineups_by_deck.values()
+    )
+    standings = Standings(list(names), duplicate)
+    for summary in summaries:
+        standings.add(summary)
+    return RecordStandings(standings, skipped, variants, list(paths))
+
+
+def _fault_of(record: GameRecord) -> tuple[int, str] | None:
+    for item in record.events:
+        if isinstance(item, FaultLine):
+            return item.player, item.kind.value
+    return None
 
 
 def _score_for(game: GameSummary, engine: int) -> float:

@@ -634,7 +634,7 @@ if __name__ == "__main__":
 
 def test_the_showdown_conjugates_for_you_and_for_the_engine() -> None:
     """'You defend' and 'Simple defends', never 'You defends' (nor 'You knocks')."""
-    log, text = play_in_process(1, SimpleEngine(), Typist(), Rules(target=60))
+    _log, text = play_in_process(1, SimpleEngine(), Typist(), Rules(target=60))
     blocks = showdowns(text)
     assert any(re.search(r"^  Simple +knocks ", b, re.M) for b in blocks)
     assert any(re.search(r"^  You +defend ", b, re.M) for b in blocks)
