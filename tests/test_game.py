@@ -210,6 +210,15 @@ def test_three_players_forfeit_goes_to_the_leader_of_the_others() -> None:
     assert game.forfeit(1) == 2
 
 
+@pytest.mark.parametrize(("faulting", "winner"), [(0, 1), (1, 2), (2, 0)])
+def test_three_players_forfeit_on_a_tie_goes_to_the_next_seat_after_the_faulting_player(
+    faulting: int, winner: int
+) -> None:
+    game = Game(THREE, roles=Roles(box=2, captain=0, sitter=1))
+    game.deal(GIN_DECK)
+    assert game.forfeit(faulting) == winner and game.winner == winner
+
+
 def test_three_player_deck_still_deals_only_two_hands() -> None:
     game = Game(THREE, roles=Roles(box=0, captain=1, sitter=2))
     hand = game.deal(GIN_DECK)

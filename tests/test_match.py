@@ -305,13 +305,74 @@ def test_sprt_stops_a_lopsided_match_early() -> None:
 
 def test_json_output_has_the_figures() -> None:
     import json
+    import math
 
     result = CliRunner().invoke(
         cli, ["match", "simple", "random", "--games", "2", "--seed", "1", "--json", "-q"]
     )
     data = json.loads(result.output)
     assert data["games"] == 2 and data["engines"][0]["name"] == "Simple"
-    assert set(data["head_to_head"]) >= {"wins", "losses", "draws", "elo", "los"}
+    h = data["head_to_head"]
+    assert set(h) >= {"wins", "losses", "draws", "elo", "los"}
+    # Simple wins both games: its Elo and both bounds are +inf, which JSON gives as null, and
+    # the LOS is 0.5 (1 + erf((W - L) / sqrt(2 (W + L)))) = 0.5 (1 + erf(1)).
+    assert (h["wins"], h["losses"], h["draws"], h["score"]) == (2, 0, 0, 1.0)
+    assert h["elo"] == {"elo": None, "lo": None, "hi": None}
+    assert h["los"] == pytest.approx(0.5 * (1 + math.erf(1)))
+    simple, rand = data["engines"]
+    assert rand["hands_won"] == 0 and rand["points_per_hand"]["mean"] == 0.0
+    net = h["net_points_per_hand"]
+    assert net["hands"] == simple["hands"] == rand["hands"]
+    assert net["mean"] == pytest.approx(
+        simple["points_per_hand"]["mean"] - rand["points_per_hand"]["mean"]
+    )
+
+
+def test_matchscore_counts_wins_losses_and_draws_in_their_places() -> None:
+    """The information lines after each game: a swap of draws and losses shows here."""
+    from ginproto.cards import DECK
+    from ginproto.game import Game, GamePhase
+    from ginproto.moves import Move
+    from referee.engine import EnginePlayer
+
+    class Pipe:
+        alive = True
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        def send(self, line: str) -> None:
+            self.sent.append(line)
+
+        def close(self, grace: float, quit_line: str) -> None:
+            self.alive = False
+
+    def won_by(winner: int | None) -> Game:
+        if winner is not None:
+            game = Game(Rules())
+            game.forfeit(1 - winner)
+            return game
+        game = Game(Rules(hand_cap=1))  # one drawn hand, and the game ends level
+        game.deal(DECK)
+        game.apply(Move.pass_())
+        game.apply(Move.pass_())
+        while game.phase is GamePhase.PLAY:
+            drawn = game.apply(Move.stock()).card
+            assert drawn is not None
+            game.apply(Move.discard(drawn))
+        assert game.is_over and game.winner is None
+        return game
+
+    player = EnginePlayer(EngineSpec.parse("random"), TimeControl.parse("inf"))
+    pipe = Pipe()
+    player.process = pipe  # type: ignore[assignment]
+    for winner in (0, 1, 1, None):  # for player 0: won, lost, lost, drawn
+        player.game_over(0, won_by(winner), None)
+    scores = [line for line in pipe.sent if line.startswith("matchscore")]
+    assert scores[-1] == "matchscore games 4 wins 1 losses 2 draws 1"
+    assert scores[0] == "matchscore games 1 wins 1 losses 0 draws 0"
+    player.finish_match()
+    assert pipe.sent[-1] == "matchover games 4 wins 1 losses 2 draws 1"
 
 
 def test_hollywood_standings_show_the_three_games_of_each_series() -> None:

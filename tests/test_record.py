@@ -588,3 +588,34 @@ def test_a_bad_line_is_reported_at_its_exact_line(games: list[GameRecord], at: i
     [error] = game.errors
     assert error.line == at
     assert str(error).startswith(f"exact.rec:{at}: ")
+
+
+def test_three_player_show_and_layoff_lines_name_players_not_hand_seats() -> None:
+    """In the three-player game the hand's seat 0 is the box and seat 1 the captain, whoever
+    they are; the show and layoff lines must name the players."""
+    from ginproto.moves import MoveKind
+    from ginproto.record import HandStart, LayOff, Show
+
+    rules = Rules(variant=Variant.THREEHANDED, target=60)
+    told_apart = layoffs = 0
+    for key in range(12):
+        players = [GreedyPlayer(), RandomPlayer(f"3p/{key}", knocks=True), GreedyPlayer()]
+        _, record = play_one(rules, players, "seats", key, **FIXED)
+        roles = None
+        knocker = None
+        for item in record.events:
+            if isinstance(item, HandStart):
+                roles, knocker = item.roles, None
+            elif isinstance(item, Play) and item.move.kind in (MoveKind.KNOCK, MoveKind.BIG_GIN):
+                knocker = item.player
+            elif isinstance(item, Show):
+                assert roles is not None and knocker is not None
+                playing = {roles.box, roles.captain}
+                defender = (playing - {knocker}).pop()
+                assert item.player == (knocker if item.role == "knocker" else defender)
+                told_apart += (roles.box, roles.captain) != (0, 1)
+            elif isinstance(item, LayOff):
+                assert roles is not None and knocker is not None
+                assert item.player == ({roles.box, roles.captain} - {knocker}).pop()
+                layoffs += 1
+    assert told_apart > 10 and layoffs > 0  # the check was not vacuous
