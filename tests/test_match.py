@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ginproto.record import loads
+from ginproto.record import FaultLine, loads
 from ginproto.rules import Rules, Variant
 from ginproto.table import FaultKind
 from referee.cli import cli
@@ -220,6 +220,42 @@ def test_hostile_engine_forfeits_with_the_right_ruling(
     assert any(reason in line for line in fault_lines), fault_lines
     assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
     assert no_processes_left() == []
+
+
+@pytest.mark.parametrize("mode", ["loud-id", "loud-fault"])
+def test_an_engines_own_text_is_bounded_and_escaped_on_screen_and_in_records(
+    mode: str, tmp_path: Path
+) -> None:
+    """300 KB id lines, or a malformed move, full of terminal controls (clear screen, window
+    title, bell, carriage return): the record stays readable and verifies, and nothing raw
+    reaches the terminal."""
+    from ginproto.text import DETAIL_LIMIT, ID_LIMIT
+
+    record = tmp_path / "games.gin"
+    command = " ".join([sys.executable, HOSTILE, mode])
+    result = CliRunner().invoke(
+        cli,
+        ["match", command, "random", "--games", "1", "--seed", "1", "--tc", "inf", "--record",
+         str(record)],
+    )
+    assert result.exit_code == 0, result.output
+    for raw in ("\x1b", "\x07", "\r"):
+        assert raw not in result.output
+    text = record.read_text()
+    assert max(len(line) for line in text.splitlines()) < 2 * max(ID_LIMIT, DETAIL_LIMIT)
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
+    [game] = loads(text)
+    if mode == "loud-id":
+        assert r"Loud\x1b[2J\x1b]0;pwned\x07" in result.output
+        name, version = game.players[0].name, game.players[0].version
+        assert name.startswith(r"Loud\x1b[2J") and len(name) <= ID_LIMIT
+        assert version.startswith(r"v\x1b[31m999") and len(version) <= ID_LIMIT
+    else:
+        fault = next(i for i in game.events if isinstance(i, FaultLine))
+        assert fault.kind is FaultKind.MALFORMED and len(fault.detail) <= DETAIL_LIMIT
+        assert "\x1b" not in fault.detail and r"\x1b[2J" in fault.detail
+    shown = CliRunner().invoke(cli, ["replay", str(record)])
+    assert shown.exit_code == 0 and "\x1b" not in shown.output and "\x07" not in shown.output
 
 
 @pytest.mark.parametrize("mode", ["stderr-flood", "ignore-quit"])
