@@ -17,7 +17,7 @@ from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
 from referee.progress import Progress
-from referee.report import Standings
+from referee.report import Standings, finite_json
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -269,7 +269,7 @@ def match(
         out["variant"] = str(rules.variant)
         out["sprt"] = sprt_state
         out["stopped_early"] = result.stopped_early
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(finite_json(out), indent=2, allow_nan=False))
         return
     for line in result.standings.lines():
         click.echo(line)
