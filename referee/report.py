@@ -125,7 +125,6 @@ class Standings:
                 self._open_pairs[pair] = score
             else:
                 self.pair_scores.append(first + score)
-        two = len(game.lineup) == 2
         for e in game.lineup:
             t = self.tallies[e]
             t.games += 1
@@ -147,7 +146,7 @@ class Standings:
                 if winner == e:
                     t.hands_won += 1
                 t.points.add(points if winner == e else 0)
-            if two and len(self.tallies) == 2:
+            if len(self.tallies) == 2:
                 self.net.add(0 if winner is None else (points if winner == 0 else -points))
 
     # -- two engines ------------------------------------------------------------------------

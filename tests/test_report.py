@@ -216,3 +216,122 @@ def test_three_player_matches_get_a_score_line() -> None:
     assert lines[0] == "Score of A vs B vs C: 1 - 0 - 1, 1 drawn  [0.500, 0.167, 0.500] 3"
     table = "\n".join(lines)
     assert "Pts/hand" in table and "timeout 1" in table
+
+
+# -- the whole block, line by line --------------------------------------------------------------
+
+
+def mixed() -> Standings:
+    """Alpha and Beta, two decks played from both seats: Alpha wins the first deck's first
+    game (hands +20 and -10) and draws the second; it forfeits both games of the second deck
+    on time (one hand of 5 for Beta is played before the first forfeit)."""
+    s = Standings(["Alpha", "Beta"], duplicate=True)
+    s.add(game((0, 1), 0, hands=[(0, 20), (1, 10)], key=0))
+    s.add(game((1, 0), None, hands=[(None, 0)], key=0))
+    s.add(game((0, 1), 1, hands=[(1, 5)], key=1, fault=(0, "timeout")))
+    s.add(game((1, 0), 1, hands=[], key=1, fault=(0, "timeout")))
+    return s
+
+
+def test_the_whole_result_block_with_figures_computed_by_hand() -> None:
+    s = mixed()
+    # 1 - 2 - 1: score 3/8, per-game variance (0.625^2 + 0.125^2 + 2 * 0.375^2) / 4.
+    mu, var = 0.375, (0.625**2 + 0.125**2 + 2 * 0.375**2) / 4
+    hi = hand_elo(mu + Z95 * math.sqrt(var / 4))
+    assert mu - Z95 * math.sqrt(var / 4) < 0  # the lower end is -inf
+    los = 0.5 * (1 + math.erf((1 - 2) / math.sqrt(2 * 3)))
+    net = [20, -10, 0, -5]
+    half = Z95 * math.sqrt(sum((v - 1.25) ** 2 for v in net) / 3) / 2
+    # Pairs by Alpha's score: deck 0 scores 1 + 1/2, deck 1 scores 0.
+    pmu, pvar = 0.375, (0.375**2 + 0.375**2) / 2
+    phi = hand_elo(pmu + Z95 * math.sqrt(pvar / 2))
+    assert s.lines() == [
+        "Score of Alpha vs Beta: 1 - 2 - 1  [0.375] 4",
+        f"Elo difference: {hand_elo(mu):+.1f} (-inf, {hi:+.1f}), LOS: {100 * los:.1f} %",
+        f"Net points per hand (Alpha): +1.25 +/- {half:.2f} over 4 hands",
+        f"Duplicate pairs: 2, pentanomial [1, 0, 0, 1, 0], Elo {hand_elo(pmu):+.1f}"
+        f" (-inf, {phi:+.1f})",
+        "",
+        "Rank Engine   Games   Won  Lost Drawn   Score  Pts/hand  Faults",
+        "1    Beta         4     2     1     1   62.5%     +3.75  none",
+        "2    Alpha        4     1     2     1   37.5%     +5.00  timeout 2",
+    ]
+
+
+def test_the_whole_json_with_figures_computed_by_hand() -> None:
+    data = mixed().to_json()
+    alpha, beta = data["engines"]
+    assert alpha == {
+        "name": "Alpha",
+        "games": 4,
+        "wins": 1,
+        "losses": 2,
+        "draws": 1,
+        "score": 0.375,
+        "hands": 4,
+        "hands_won": 1,
+        "points_per_hand": alpha["points_per_hand"],
+        "faults": {"timeout": 2},
+        "hollywood_games_won": 0,
+    }
+    assert alpha["points_per_hand"]["mean"] == 5.0
+    sd = math.sqrt(3 * 25 + 15**2) / math.sqrt(3)  # 20, 0, 0, 0 around 5
+    assert alpha["points_per_hand"]["hi"] == pytest.approx(5 + Z95 * sd / 2)
+    assert (beta["hands"], beta["hands_won"], beta["faults"]) == (4, 2, {})
+    assert beta["points_per_hand"]["mean"] == 3.75 and beta["score"] == 0.625
+    assert data["games"] == 4
+    assert data["pairs"]["pairs"] == 2 and data["pairs"]["pentanomial"] == [1, 0, 0, 1, 0]
+    assert data["pairs"]["lo"] is None and data["pairs"]["hi"] > data["pairs"]["elo"]
+    assert data["head_to_head"]["los"] == pytest.approx(0.5 * (1 + math.erf(-1 / math.sqrt(6))))
+
+
+def test_games_without_pairs_when_not_duplicate_and_an_engine_without_hands() -> None:
+    s = Standings(["A", "B"])  # the same deck key twice, but not a duplicate match
+    s.add(game((0, 1), 0, hands=[], key=0, fault=(1, "crash")))
+    s.add(game((1, 0), 0, hands=[], key=0, fault=(1, "crash")))
+    assert s.pairs() is None and s.to_json()["pairs"] is None
+    assert not any(line.startswith("Duplicate") for line in s.lines())
+    rows = s.lines()[-2:]
+    assert rows == [
+        "1    A            2     2     0     0  100.0%         -  none",
+        "2    B            2     0     2     0    0.0%         -  crash 2",
+    ]
+    assert s.to_json()["engines"][0]["points_per_hand"] is None
+    assert "net_points_per_hand" not in s.head_to_head()
+    assert s.lines()[1] == "Elo difference: +inf (no game lost), LOS: 92.1 %"  # 0.5 (1 + erf 1)
+
+
+def test_no_decisive_game_has_no_los() -> None:
+    s = Standings(["A", "B"])
+    s.add(game((0, 1), None))
+    assert s.head_to_head()["los"] is None
+    assert s.lines()[1].endswith(", LOS: -")
+
+
+def test_hollywood_counts_series_and_games_won() -> None:
+    s = Standings(["A", "B"])
+    for columns in ((0, 1, 0), (1, 1, None)):
+        s.add(GameSummary((0, 1), 0, columns[0], None, ((0, 10),), ((0, 1),), columns))
+    assert s.hollywood_series == 2
+    assert [t.columns_won for t in s.tallies] == [2, 3]
+    assert "Hollywood games won (three per series, 2 series): A 2, B 3" in s.lines()
+    assert [e["hollywood_games_won"] for e in s.to_json()["engines"]] == [2, 3]
+
+
+def test_summaries_must_have_one_seat_list_per_hand() -> None:
+    s = Standings(["A", "B"])
+    with pytest.raises(ValueError):
+        s.add(GameSummary((0, 1), 0, 0, None, ((0, 10), (0, 5)), ((0, 1),)))
+
+
+def test_names_are_cut_at_the_limit_and_kept_apart() -> None:
+    from ginproto.text import ID_LIMIT
+    from referee.report import distinct
+
+    long = "N" * 300
+    s = two(1, 1, names=(long + "1", long + "2"))
+    shown = s.shown_names()
+    assert all(len(n) <= ID_LIMIT + 3 for n in shown) and shown[0] != shown[1]
+    assert shown[1] == shown[0] + "#2"
+    assert distinct(["X#2", "X", "X"]) == ["X#2", "X", "X#3"]
+    assert distinct(["A", "B"]) == ["A", "B"]
