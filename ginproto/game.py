@@ -308,17 +308,23 @@ class Game:
     def is_over(self) -> bool:
         return self.phase is GamePhase.OVER
 
-    def hands_won(self, player: int) -> int:
-        return sum(1 for e in self.entries if e.winner == player)
+    def hands_won(self, player: int, game: int | None = None) -> int:
+        """The hands ``player`` won; with ``game``, only those whose points went into that game
+        (a Hollywood hand counts in the games it was entered in, RULES.md)."""
+        return sum(
+            1 for e in self.entries if e.winner == player and (game is None or game in e.games)
+        )
 
     def final_scores(self, game: int = 0) -> tuple[int, ...]:
         """Each player's final score in one game (column), with the optional game, box and
-        shutout bonuses of RULES.md (all off by default)."""
+        shutout bonuses of RULES.md (all off by default). The box bonus counts the hands won
+        whose points went into this game, so a Hollywood game a player never entered gives
+        that player no box bonus."""
         rules = self.rules
         col = self.totals[game]
         out = []
         for p in range(self.players):
-            score = col[p] + rules.box_bonus * self.hands_won(p)
+            score = col[p] + rules.box_bonus * self.hands_won(p, game)
             if self.game_winners[game] == p:
                 score += rules.game_bonus
                 losers_scored = any(col[q] > 0 for q in range(self.players) if q != p)

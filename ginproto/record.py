@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION: Final = 1
 FORMAT_LINE: Final = f"%ginrec {FORMAT_VERSION}"
 MAX_LINE: Final = 1 << 20  # a longer line is reported as one error and not parsed
+MAX_SKIP: Final = 64 << 20  # the reader stops inside a line longer than this (no line feed)
+MAX_IDLE: Final = 100_000  # ... after this many lines in a row that belong to no game
+MAX_GAME_LINES: Final = 1_000_000  # ... and in a game longer than this many lines
 
 __all__ = [
     "FORMAT_LINE",
@@ -507,6 +510,24 @@ def _header_name_ok(name: str) -> bool:
     return _HEADER_NAME.fullmatch(name) is not None
 
 
+_REPEATABLE = re.compile(r"Player[0-9]+\.Option")
+
+
+def _conflict(earlier: Iterable[Header], header: Header) -> str | None:
+    """Why ``header`` contradicts an earlier header of the same name, or ``None``. Only
+    ``PlayerN.Option`` may appear more than once with different values."""
+    if _REPEATABLE.fullmatch(header.name):
+        return None
+    for h in earlier:
+        if h.name == header.name and h.value != header.value:
+            where = f" at line {h.line}" if h.line else ""
+            return (
+                f"header [{header.name}] says {_excerpt(header.value)}, but the header{where}"
+                f" says {_excerpt(h.value)}"
+            )
+    return None
+
+
 def write_game(record: GameRecord) -> str:
     """The canonical text of one game, ending with the blank line after its ``end`` line.
 
@@ -518,12 +539,17 @@ def write_game(record: GameRecord) -> str:
     lines.append(FORMAT_LINE)
     ends = 0
     seen_event = False
+    headers: list[Header] = []
     for item in record.items:
         if isinstance(item, Header):
             if not _header_name_ok(item.name):
                 raise RecordWriteError(f"bad header name {item.name!r}")
             if seen_event:
                 raise RecordWriteError(f"header [{item.name}] after the first event")
+            clash = _conflict(headers, item)
+            if clash is not None:
+                raise RecordWriteError(clash)
+            headers.append(item)
         elif isinstance(item, Comment):
             if "\n" in item.body or "\r" in item.body:
                 raise RecordWriteError("a comment must not contain a line break")
@@ -970,6 +996,7 @@ class RecordReader:
         self._stream = stream
         self.path = path
         self.lines = 0
+        self._endless = False  # a line went on past MAX_SKIP bytes
 
     def __iter__(self) -> Iterator[GameRecord]:
         path = self.path
@@ -977,8 +1004,23 @@ class RecordReader:
         preamble: list[Comment] = []
         orphan_errors: list[RecordError] = []
         number = 0
+        busy = 0  # the last line that started a game or belonged to one
+        stop = ""  # why the reader stopped before the end of the stream
         for number, raw in enumerate(self._lines(), start=1):
             self.lines = number
+            # Bounds, so that an endless stream (/dev/zero, ``yes``) ends with an error.
+            if self._endless:
+                stop = f"a line longer than {MAX_SKIP} bytes"
+            elif number - busy > MAX_IDLE:
+                stop = f"{MAX_IDLE} lines in a row that belong to no game"
+            elif state.game is not None and number - state.game.line > MAX_GAME_LINES:
+                stop = f"a game longer than {MAX_GAME_LINES} lines"
+            if stop:
+                stopped = RecordSyntaxError(
+                    f"{stop}: this is not a game record; reading stopped here", number, path
+                )
+                (state.game.errors if state.game is not None else orphan_errors).append(stopped)
+                break
             cut = not raw.endswith(b"\n")
             data = raw.rstrip(b"\n")
             if data.endswith(b"\r"):
@@ -1002,6 +1044,7 @@ class RecordReader:
             if not text.strip():
                 continue
             if text.startswith("%"):
+                busy = number
                 if state.game is not None:
                     yield self._finish(state.game, state.ended or state.unknown)
                 started = GameRecord(preamble=preamble, line=number, path=path, last_line=number)
@@ -1033,7 +1076,7 @@ class RecordReader:
             if state.ended and not text.startswith("#"):
                 self._stray(state, orphan_errors, "the game has ended", number, text)
                 continue
-            game.last_line = number
+            game.last_line = busy = number
             try:
                 item = parse_line(text)
             except RecordSyntaxError as exc:
@@ -1046,6 +1089,10 @@ class RecordReader:
                 game.errors.append(
                     RecordSyntaxError(f"header [{item.name}] after the first event", number, path)
                 )
+            elif isinstance(item, Header):
+                clash = _conflict(game.headers, item)
+                if clash is not None:
+                    game.errors.append(RecordSyntaxError(clash, number, path))
             item = _with_line(item, number)
             game.items.append(item)
             if isinstance(item, End):
@@ -1065,9 +1112,15 @@ class RecordReader:
             if not raw:
                 return
             if not raw.endswith(b"\n") and len(raw) > MAX_LINE:
-                # Skip the rest of an overlong line.
+                # Skip the rest of an overlong line, up to a bound: a stream without line
+                # feeds (/dev/zero) would never end.
+                skipped = len(raw)
                 while raw and not raw.endswith(b"\n"):
+                    if skipped > MAX_SKIP:
+                        self._endless = True
+                        break
                     raw = stream.readline(MAX_LINE)
+                    skipped += len(raw)
                 yield b"x" * (MAX_LINE + 1) + b"\n"
                 continue
             yield raw

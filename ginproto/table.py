@@ -25,6 +25,7 @@ from ginproto.game import Entry, Game, GameView, Roles, draw_roles
 from ginproto.hand import IllegalMoveError, Turn
 from ginproto.moves import Move
 from ginproto.rules import Rules
+from ginproto.text import DETAIL_LIMIT, printable
 
 
 class Decision(enum.Enum):
@@ -212,7 +213,9 @@ def play_game(
                 player.hand_over(p, entry)
     except _Forfeit as forfeit:
         number = len(log.hands) if log.hands and log.hands[-1].entry is None else 0
-        log.fault = Fault(forfeit.player, forfeit.kind, forfeit.detail, number)
+        # A reason may quote what an engine wrote: bounded and printable before any record.
+        detail = printable(forfeit.detail, DETAIL_LIMIT)
+        log.fault = Fault(forfeit.player, forfeit.kind, detail, number)
         game.forfeit(forfeit.player)
     for p, player in enumerate(players):
         player.game_over(p, game, log.fault)

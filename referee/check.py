@@ -33,6 +33,7 @@ from ginproto.hand import IllegalMoveError, Phase
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
+from ginproto.text import ID_LIMIT, printable
 from referee.clock import DEFAULT_MARGIN, TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.preflight import option_problem
@@ -253,7 +254,7 @@ class _Session:
             if isinstance(message, proto.ReadyOk):
                 return
             if isinstance(message, proto.MoveReply):
-                raise _Fail(f"sent {line!r} {after}, when no {proto.GO} was pending")
+                raise _Fail(f"sent {line[:200]!r} {after}, when no {proto.GO} was pending")
 
     def await_move(self, what: str) -> Move:
         """Wait for the ``move`` line answering the ``go`` just sent."""
@@ -265,7 +266,7 @@ class _Session:
             try:
                 move = proto.parse_reply(line)
             except proto.ProtocolError as exc:
-                raise _Fail(f"malformed reply {line!r}: {exc}") from None
+                raise _Fail(f"malformed reply {line[:200]!r}: {exc}") from None
             if move is not None:
                 return move
 
@@ -350,8 +351,8 @@ def _check_handshake(s: _Session) -> str:
             except proto.ProtocolError as exc:
                 if exc.keyword == proto.GINOK:
                     s.broken = "the handshake failed"
-                    raise _Fail(f"malformed {line!r}: {exc}") from None
-                problems.append(f"malformed {line!r}: {exc}")
+                    raise _Fail(f"malformed {line[:200]!r}: {exc}") from None
+                problems.append(f"malformed {line[:200]!r}: {exc}")
                 continue
             if isinstance(message, proto.GinOk):
                 if message.protocol != proto.PROTOCOL_VERSION:
@@ -362,11 +363,11 @@ def _check_handshake(s: _Session) -> str:
                     )
                 break
             if isinstance(message, proto.Id) and message.key == proto.NAME:
-                name = message.value
+                name = printable(message.value, ID_LIMIT)
             elif isinstance(message, proto.OptionDecl):
                 options += 1
             elif isinstance(message, proto.MoveReply):
-                problems.append(f"sent {line!r} during the handshake")
+                problems.append(f"sent {line[:200]!r} during the handshake")
         elapsed = time.monotonic() - started
         if name is None:
             problems.insert(0, f"no '{proto.ID} {proto.NAME}' line before {proto.GINOK}")

@@ -25,7 +25,7 @@ from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
 from referee.preflight import EngineNotReady
 from referee.progress import Progress
-from referee.report import Standings
+from referee.report import Standings, finite_json
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -327,7 +327,7 @@ def match(
         out["variant"] = str(rules.variant)
         out["sprt"] = sprt_state
         out["stopped_early"] = result.stopped_early
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(finite_json(out), indent=2, allow_nan=False))
         return
     for line in result.standings.lines():
         click.echo(line)
@@ -389,3 +389,6 @@ cli.add_command(tournament)
 from referee.play import play  # noqa: E402
 
 cli.add_command(play)
+from referee.cli_stats import stats  # noqa: E402
+
+cli.add_command(stats)

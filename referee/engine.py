@@ -25,7 +25,7 @@ import os
 import shlex
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engines import BUILTIN
 from ginproto import protocol as proto
@@ -33,6 +33,7 @@ from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
+from ginproto.text import ID_LIMIT, printable
 from referee.clock import Clock, TimeControl
 from referee.process import (
     EngineBrokenPipe,
@@ -165,14 +166,17 @@ class EnginePlayer:
                         )
                     break
                 if isinstance(message, proto.Id):
+                    # What an engine says of itself reaches records and terminals: bounded,
+                    # control characters escaped.
+                    text = printable(message.value, ID_LIMIT)
                     if message.key == proto.NAME:
-                        self.id.name = message.value
+                        self.id.name = text
                     elif message.key == proto.AUTHOR:
-                        self.id.author = message.value
+                        self.id.author = text
                     elif message.key == proto.VERSION:
-                        self.id.version = message.value
+                        self.id.version = text
                 elif isinstance(message, proto.OptionDecl):
-                    self.id.options.append(message)
+                    self.id.options.append(_bounded_option(message))
             for name, value in self.spec.options:
                 self._send(proto.SetOption(name, value))
             self.ping()
@@ -271,7 +275,7 @@ class EnginePlayer:
                 raise PlayerFault(FaultKind.MALFORMED, f"{_quote([line])}: {exc}") from None
             if move is not None:
                 break
-            log.info("%s: ignored line: %s", self.name, line[:200])
+            log.info("%s: ignored line: %s", self.name, printable(line, 200))
             if len(ignored) < 3:
                 ignored.append(line)
         verdict = clock.spend(time.monotonic() - started)
@@ -299,7 +303,9 @@ class EnginePlayer:
                 line = self.process.read_line(0)
             except EngineError:
                 return  # nothing waiting; a dead engine is found out at the next read
-            log.info("%s: discarded a line written out of turn: %s", self.name, line[:200])
+            log.info(
+                "%s: discarded a line written out of turn: %s", self.name, printable(line, 200)
+            )
 
     def _inform(self, message: object) -> None:
         """Send an information line; an engine that died is found out at its next decision."""
@@ -350,7 +356,22 @@ class EnginePlayer:
             try:
                 return proto.parse_engine_line(line)
             except proto.ProtocolError as exc:
-                log.info("%s: ignored malformed line %s: %s", self.name, _quote([line]), exc)
+                log.info(
+                    "%s: ignored malformed line %s: %s",
+                    self.name,
+                    _quote([line]),
+                    printable(str(exc), 200),
+                )
+
+
+def _bounded_option(option: proto.OptionDecl) -> proto.OptionDecl:
+    """An option declaration with its texts bounded and made printable (``ginproto.text``)."""
+    return replace(
+        option,
+        name=printable(option.name, ID_LIMIT),
+        default=printable(option.default, ID_LIMIT),
+        vars=tuple(printable(v, ID_LIMIT) for v in option.vars),
+    )
 
 
 def _crash_text(exc: EngineError) -> str:

@@ -28,6 +28,7 @@ from typing import Protocol
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import GameLog, Player, play_game
+from ginproto.text import ID_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EngineSpec
 from referee.preflight import preflight
@@ -432,10 +433,13 @@ def engine_names(config: MatchConfig) -> list[str]:
     """Check every engine before game 1 (``referee.preflight``: it starts, completes the
     handshake and declares the options it is given; else `EngineNotReady`) and return each
     one's display name: the override, else its ``id name``, else its built-in name or
-    program; repeated names get ``#2``, ``#3``."""
+    program; repeated names get ``#2``, ``#3``. Each is bounded and printable
+    (``ginproto.text``), since it reaches terminals and records."""
     ids = preflight(config.engines, config.control, config.startup_timeout)
-    names = [spec.name or found.name or spec.label for spec, found in zip(
-        config.engines, ids, strict=True)]
+    names = [
+        printable(spec.name or found.name or spec.label, ID_LIMIT)
+        for spec, found in zip(config.engines, ids, strict=True)
+    ]
     seen: dict[str, int] = {}
     out = []
     for name in names:

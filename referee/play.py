@@ -632,9 +632,12 @@ def showdown(entry: Entry, me: int, opponent: str, style: Style, rules: Rules) -
         knocker = entry.seats[result.knocker]
         defender = entry.seats[1 - result.knocker]
         d = result.defender
-        went = {Outcome.GIN: "gin", Outcome.BIG_GIN: "big gin"}.get(result.outcome, "knock")
+        went = {Outcome.GIN: "go gin", Outcome.BIG_GIN: "go big gin"}.get(result.outcome, "knock")
+        knocks = _verb(went, knocker == me)
+        defends = _verb("defend", defender == me)
+        width = max(8, len(knocks), len(defends))
         lines.append(
-            f"  {who(knocker):<8} {went:<8} {meld_list(result.knocker_melds, s)}"
+            f"  {who(knocker):<8} {knocks:<{width}} {meld_list(result.knocker_melds, s)}"
             f"   {deadwood_text(result.knocker_deadwood, result.knocker_deadwood_value, s)}"
         )
         lay = ""
@@ -646,9 +649,9 @@ def showdown(entry: Entry, me: int, opponent: str, style: Style, rules: Rules) -
                 f"{s.cards(cards)} on {bracket(result.knocker_melds[m].cards, s)}"
                 for m, cards in onto.items()
             )
-            lay = f"   lays off {laid}"
+            lay = f"   {_verb('lay', defender == me)} off {laid}"
         lines.append(
-            f"  {who(defender):<8} {'defends':<8} {meld_list(d.melds, s)}{lay}"
+            f"  {who(defender):<8} {defends:<{width}} {meld_list(d.melds, s)}{lay}"
             f"   {deadwood_text(d.deadwood_cards, d.deadwood, s)}"
         )
         winner = who(entry.winner)
@@ -711,6 +714,15 @@ def game_result(
     else:
         lines.append(s.em(f"  {opponent} wins the {what}."))
     return lines
+
+
+def _verb(phrase: str, you: bool) -> str:
+    """``knock`` for you, ``knocks`` for the engine; ``go gin`` and ``goes gin``."""
+    if you:
+        return phrase
+    verb, _, rest = phrase.partition(" ")
+    verb = "goes" if verb == "go" else verb + "s"
+    return f"{verb} {rest}".rstrip()
 
 
 def _and(words: Sequence[str]) -> str:

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import TextIO
 
+from ginproto.text import printable
+
 
 class Progress:
     """Shows ``done / total`` with the elapsed time and an ETA.
@@ -43,7 +45,9 @@ class Progress:
         else:
             eta = self.eta()
             when = f", ETA {_duration(eta)}" if eta is not None else ""
-            print(f"[{self.done}/{self.total}{when}] {text}".rstrip(), file=self.stream)
+            # ``text`` names engines, whose names are theirs to choose: escaped, never raw.
+            line = f"[{self.done}/{self.total}{when}] {printable(text)}".rstrip()
+            print(line, file=self.stream)
             self.stream.flush()
 
     def _draw(self) -> None:

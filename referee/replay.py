@@ -43,6 +43,7 @@ from ginproto.record import (
 )
 from ginproto.replay import FileReport, replay_game, verify_game
 from ginproto.rules import Rules
+from ginproto.text import ID_LIMIT, printable
 
 MAX_SHOWN_ERRORS = 20
 
@@ -125,7 +126,8 @@ class Renderer:
         self.only_hand = hand
         self.step = step
         self.keys = keys or sys.stdin
-        self.names = [e.name for e in record.players]
+        # A record's text is anyone's: shown escaped (control characters, lone surrogates).
+        self.names = [printable(e.name, ID_LIMIT) for e in record.players]
         self.current: int | None = None  # the hand being shown
         self.moves = 0
         self.shown_hand = False  # whether the one hand asked for was found
@@ -149,22 +151,22 @@ class Renderer:
     def header(self) -> None:
         rec = self.record
         s = self.style
-        variant = rec.header("Variant") or "?"
-        target = rec.header("Rule.target") or "?"
+        variant = printable(rec.header("Variant") or "?", ID_LIMIT)
+        target = printable(rec.header("Rule.target") or "?", ID_LIMIT)
         players = " vs ".join(
-            f"{self.who(p)}" + (f" {e.version}" if e.version else "")
+            f"{self.who(p)}" + (f" {printable(e.version, ID_LIMIT)}" if e.version else "")
             for p, e in enumerate(rec.players)
         )
         self.echo(s.em(f"Game {self.number}: {variant} to {target}") + f"  {players}")
         facts = [
-            f"{name}: {value}"
+            f"{name}: {printable(value, ID_LIMIT)}"
             for name in ("Event", "Site", "Date", "Seed", "Key", "Referee")
             if (value := rec.header(name))
         ]
         if facts:
             self.echo("  " + self.style.sep.join(facts))
         changed = [
-            f"{h.name[5:]}={h.value}"
+            f"{h.name[5:]}={printable(h.value, ID_LIMIT)}"
             for h in rec.headers
             if h.name.startswith("Rule.") and h.value != _DEFAULT_RULES.get(h.name[5:])
         ]
@@ -183,7 +185,7 @@ class Renderer:
             self.current = None
         if isinstance(item, Comment):
             if self.showing:
-                self.echo(f"  # {item.body.strip()}")
+                self.echo(f"  # {printable(item.body.strip())}")
             return
         if isinstance(item, End | FaultLine) or self.showing:
             self.event(item, game)
@@ -233,7 +235,8 @@ class Renderer:
             self.echo("  totals: " + self.scores(item.columns))
         elif isinstance(item, FaultLine):
             who = self.who(item.player)
-            self.echo(s.bad(f"Fault: {who} forfeits ({item.kind}): {item.detail}"))
+            detail = printable(item.detail)
+            self.echo(s.bad(f"Fault: {who} forfeits ({item.kind}): {detail}"))
         elif isinstance(item, End):
             self.echo()
             winner = "a tie" if item.winner is None else f"won by {self.who(item.winner)}"
@@ -409,13 +412,18 @@ def _records(file: str) -> Iterator[GameRecord]:
         yield from read_games(file)
 
 
-def _fail_on(errors: Sequence[RecordError]) -> None:
+def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
+    """Print each error once, in the order found (the first wrong line first), then exit 1
+    with ``summary``."""
     for error in errors[:MAX_SHOWN_ERRORS]:
         click.echo(str(error), err=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         click.echo(f"... and {len(errors) - MAX_SHOWN_ERRORS} more", err=True)
-    first = min(errors, key=lambda e: e.line)
-    raise click.ClickException(str(first))
+    raise click.ClickException(summary)
+
+
+def _wrong(file: str, number: int) -> str:
+    return f"{file}: game {number} does not verify"
 
 
 @click.command("replay")
@@ -501,18 +509,20 @@ def _verify(file: str, game_no: int | None) -> None:
     report = FileReport()
     for _, record in _selected(file, game_no):
         errors = verify_game(record)
+        # A "game" without items only carries errors of lines that belong to no game.
         if record.items:
             report.games += 1
+            if errors:
+                report.bad_games += 1
         report.hands += sum(isinstance(i, HandStart) for i in record.items)
         report.moves += sum(isinstance(i, Play) for i in record.items)
-        if errors:
-            report.bad_games += 1
-            report.errors.extend(errors)
+        report.errors.extend(errors)
     if report.errors:
-        click.echo(
-            f"{file}: {report.bad_games} of {report.games} games do not verify", err=True
-        )
-        _fail_on(report.errors)
+        if not report.games:
+            summary = f"{file}: no game can be read from this file"
+        else:
+            summary = f"{file}: {report.bad_games} of {report.games} games do not verify"
+        _fail_on(report.errors, summary)
     click.echo(
         f"{file}: {report.games} games, {report.hands} hands, {report.moves} moves: all verified"
     )
@@ -523,7 +533,7 @@ def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
     for number, record in _selected(file, game_no):
         errors = verify_game(record)
         if errors:
-            _fail_on(errors)
+            _fail_on(errors, _wrong(file, number))
         for obj in json_hands(record, number):
             if hand_no is None or obj["hand"] == hand_no:
                 out.write(json.dumps(obj, separators=(",", ":")) + "\n")
@@ -562,7 +572,7 @@ def _show(
     try:
         for number, record in _selected(file, game_no):
             if record.errors and not record.items:
-                _fail_on(record.errors)
+                _fail_on(record.errors, f"{file}: no game can be read from this file")
             renderer = Renderer(record, number, style, out, hand_no, step, keys)
             renderer.header()
             try:
@@ -571,9 +581,9 @@ def _show(
                 return
             except RecordError as exc:
                 renderer.echo(style.bad(f"  !! {exc}"))
-                _fail_on(verify_game(record) or [exc])
+                _fail_on(verify_game(record) or [exc], _wrong(file, number))
             if record.errors:
-                _fail_on(record.errors)
+                _fail_on(record.errors, _wrong(file, number))
             out.write("\n")
             found = found or renderer.shown_hand
     finally:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ginproto.record import EngineInfo
 from ginproto.table import GameLog, Player
+from ginproto.text import LOG_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.process import LineHook
@@ -45,7 +46,7 @@ class DebugLog:
         def on_line(direction: str, line: str) -> None:
             arrow = {"to": ">", "from": "<"}.get(direction, "!")
             stamp = time.monotonic() - self._started
-            buffer.append(f"{stamp:10.4f} {engine} {arrow} {line[:2000]}\n")
+            buffer.append(f"{stamp:10.4f} {engine} {arrow} {printable(line, LOG_LIMIT)}\n")
 
         return on_line
 

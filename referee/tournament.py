@@ -46,11 +46,12 @@ from engines import BUILTIN
 from ginproto.record import EngineInfo, record_from_log
 from ginproto.rules import Rules, RulesError
 from ginproto.table import GameLog, play_game
+from ginproto.text import printable
 from referee import stats
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
-from referee.report import GameSummary, Standings, finite_json, summarize
+from referee.report import GameSummary, Standings, distinct, finite_json, signed, summarize
 from referee.store import (
     RECORDS_NAME,
     FaultRow,
@@ -1008,7 +1009,8 @@ class TournamentStandings:
         """The final table and the cross-table, as text."""
         rows = self.rows()
         _, prior = self.ratings()
-        width = max([len(r["name"]) for r in rows] + [6])
+        shown = dict(zip(self.names, distinct([printable(n) for n in self.names]), strict=True))
+        width = max([len(shown[r["name"]]) for r in rows] + [6])
         out = [
             f"{'Rank':<5}{'Engine':<{width + 2}}{'Games':>6}{'Won':>6}{'Lost':>6}{'Drawn':>6}"
             f"{'Score':>8}{'Elo':>7}{'+/-':>6}{'Pts/hand':>10}  Faults"
@@ -1017,14 +1019,14 @@ class TournamentStandings:
             elo, margin = "-", "-"
             if r["elo"] is not None:
                 e = r["elo"]
-                elo = f"{round(e['elo']) or 0:+d}"  # never "-0"
+                elo = signed(round(e["elo"]), 0)  # never "-0"
                 margin = f"{(e['hi'] - e['lo']) / 2:.0f}"
             pts = r["points_per_hand"]
             faults = ", ".join(f"{k} {v}" for k, v in r["faults"].items()) or "none"
             out.append(
-                f"{r['rank']:<5}{r['name']:<{width + 2}}{r['games']:>6}{r['wins']:>6}"
+                f"{r['rank']:<5}{shown[r['name']]:<{width + 2}}{r['games']:>6}{r['wins']:>6}"
                 f"{r['losses']:>6}{r['draws']:>6}{100 * r['score']:>7.1f}%{elo:>7}{margin:>6}"
-                f"{'-' if pts is None else format(pts['mean'], '+.2f'):>10}  {faults}"
+                f"{'-' if pts is None else signed(pts['mean'], 2):>10}  {faults}"
             )
         pct = f"{100 * self.confidence:g}%"
         note = f"Elo: maximum likelihood over all games, mean 0, +/- the {pct} interval"
@@ -1047,7 +1049,7 @@ class TournamentStandings:
                     cells.append(f"{'-':>{cell}}")
                 else:
                     cells.append(f"{self.cross_score[a][b]:g}/{g}".rjust(cell))
-            out.append(f"{rank:<5}{self.names[a]:<{width + 2}}" + "".join(cells))
+            out.append(f"{rank:<5}{shown[self.names[a]]:<{width + 2}}" + "".join(cells))
         return out
 
 

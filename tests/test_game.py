@@ -79,6 +79,20 @@ def test_rule_9_game_box_and_shutout_bonuses_are_options_off_by_default() -> Non
         assert game.final_scores() == expected
 
 
+def test_hollywood_box_bonus_counts_only_the_hands_entered_in_each_game() -> None:
+    # Player 1 wins hand 1 (96, game 1 only) and hand 2 (10, games 1 and 2): game 1 closes
+    # at 106 with two hands in it, game 2 holds one hand and game 3 none.
+    game = Game(Rules(variant=Variant.HOLLYWOOD, box_bonus=25), first_dealer=0)
+    play(game, GIN_DECK, NON_DEALER_GIN)
+    play(game, UNDERCUT_DECK, DEALER_UNDERCUT)
+    assert [e.games for e in game.entries] == [(0,), (0, 1)]
+    assert [col[1] for col in game.totals] == [106, 10, 0]
+    assert game.final_scores(0) == (0, 106 + 2 * 25)
+    assert game.final_scores(1) == (0, 10 + 25)
+    assert game.final_scores(2) == (0, 0)
+    assert game.hands_won(1) == 2 and game.hands_won(1, 2) == 0
+
+
 def test_hand_cap_ends_a_game_of_drawn_hands() -> None:
     game = Game(Rules(hand_cap=3), first_dealer=0)
     for _ in range(3):
@@ -194,6 +208,15 @@ def test_three_players_forfeit_goes_to_the_leader_of_the_others() -> None:
     play(game, UNDERCUT_DECK, DEALER_UNDERCUT)
     game.deal(GIN_DECK)
     assert game.forfeit(1) == 2
+
+
+@pytest.mark.parametrize(("faulting", "winner"), [(0, 1), (1, 2), (2, 0)])
+def test_three_players_forfeit_on_a_tie_goes_to_the_next_seat_after_the_faulting_player(
+    faulting: int, winner: int
+) -> None:
+    game = Game(THREE, roles=Roles(box=2, captain=0, sitter=1))
+    game.deal(GIN_DECK)
+    assert game.forfeit(faulting) == winner and game.winner == winner
 
 
 def test_three_player_deck_still_deals_only_two_hands() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ginproto.record import loads
+from ginproto.record import FaultLine, loads
 from ginproto.rules import Rules, Variant
 from ginproto.table import FaultKind
 from referee.cli import cli
@@ -233,6 +233,42 @@ def test_hostile_engine_forfeits_with_the_right_ruling(
     assert no_processes_left() == []
 
 
+@pytest.mark.parametrize("mode", ["loud-id", "loud-fault"])
+def test_an_engines_own_text_is_bounded_and_escaped_on_screen_and_in_records(
+    mode: str, tmp_path: Path
+) -> None:
+    """300 KB id lines, or a malformed move, full of terminal controls (clear screen, window
+    title, bell, carriage return): the record stays readable and verifies, and nothing raw
+    reaches the terminal."""
+    from ginproto.text import DETAIL_LIMIT, ID_LIMIT
+
+    record = tmp_path / "games.gin"
+    command = " ".join([sys.executable, HOSTILE, mode])
+    result = CliRunner().invoke(
+        cli,
+        ["match", command, "random", "--games", "1", "--seed", "1", "--tc", "inf", "--record",
+         str(record)],
+    )
+    assert result.exit_code == 0, result.output
+    for raw in ("\x1b", "\x07", "\r"):
+        assert raw not in result.output
+    text = record.read_text()
+    assert max(len(line) for line in text.splitlines()) < 2 * max(ID_LIMIT, DETAIL_LIMIT)
+    assert CliRunner().invoke(cli, ["replay", "--verify", str(record)]).exit_code == 0
+    [game] = loads(text)
+    if mode == "loud-id":
+        assert r"Loud\x1b[2J\x1b]0;pwned\x07" in result.output
+        name, version = game.players[0].name, game.players[0].version
+        assert name.startswith(r"Loud\x1b[2J") and len(name) <= ID_LIMIT
+        assert version.startswith(r"v\x1b[31m999") and len(version) <= ID_LIMIT
+    else:
+        fault = next(i for i in game.events if isinstance(i, FaultLine))
+        assert fault.kind is FaultKind.MALFORMED and len(fault.detail) <= DETAIL_LIMIT
+        assert "\x1b" not in fault.detail and r"\x1b[2J" in fault.detail
+    shown = CliRunner().invoke(cli, ["replay", str(record)])
+    assert shown.exit_code == 0 and "\x1b" not in shown.output and "\x07" not in shown.output
+
+
 @pytest.mark.parametrize("mode", ["stderr-flood", "ignore-quit"])
 def test_noisy_or_stubborn_engine_plays_and_is_still_reaped(mode: str) -> None:
     started = time.monotonic()
@@ -395,13 +431,74 @@ def test_sprt_stops_a_lopsided_match_early() -> None:
 
 def test_json_output_has_the_figures() -> None:
     import json
+    import math
 
     result = CliRunner().invoke(
         cli, ["match", "simple", "random", "--games", "2", "--seed", "1", "--json", "-q"]
     )
     data = json.loads(result.output)
     assert data["games"] == 2 and data["engines"][0]["name"] == "Simple"
-    assert set(data["head_to_head"]) >= {"wins", "losses", "draws", "elo", "los"}
+    h = data["head_to_head"]
+    assert set(h) >= {"wins", "losses", "draws", "elo", "los"}
+    # Simple wins both games: its Elo and both bounds are +inf, which JSON gives as null, and
+    # the LOS is 0.5 (1 + erf((W - L) / sqrt(2 (W + L)))) = 0.5 (1 + erf(1)).
+    assert (h["wins"], h["losses"], h["draws"], h["score"]) == (2, 0, 0, 1.0)
+    assert h["elo"] == {"elo": None, "lo": None, "hi": None}
+    assert h["los"] == pytest.approx(0.5 * (1 + math.erf(1)))
+    simple, rand = data["engines"]
+    assert rand["hands_won"] == 0 and rand["points_per_hand"]["mean"] == 0.0
+    net = h["net_points_per_hand"]
+    assert net["hands"] == simple["hands"] == rand["hands"]
+    assert net["mean"] == pytest.approx(
+        simple["points_per_hand"]["mean"] - rand["points_per_hand"]["mean"]
+    )
+
+
+def test_matchscore_counts_wins_losses_and_draws_in_their_places() -> None:
+    """The information lines after each game: a swap of draws and losses shows here."""
+    from ginproto.cards import DECK
+    from ginproto.game import Game, GamePhase
+    from ginproto.moves import Move
+    from referee.engine import EnginePlayer
+
+    class Pipe:
+        alive = True
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        def send(self, line: str) -> None:
+            self.sent.append(line)
+
+        def close(self, grace: float, quit_line: str) -> None:
+            self.alive = False
+
+    def won_by(winner: int | None) -> Game:
+        if winner is not None:
+            game = Game(Rules())
+            game.forfeit(1 - winner)
+            return game
+        game = Game(Rules(hand_cap=1))  # one drawn hand, and the game ends level
+        game.deal(DECK)
+        game.apply(Move.pass_())
+        game.apply(Move.pass_())
+        while game.phase is GamePhase.PLAY:
+            drawn = game.apply(Move.stock()).card
+            assert drawn is not None
+            game.apply(Move.discard(drawn))
+        assert game.is_over and game.winner is None
+        return game
+
+    player = EnginePlayer(EngineSpec.parse("random"), TimeControl.parse("inf"))
+    pipe = Pipe()
+    player.process = pipe  # type: ignore[assignment]
+    for winner in (0, 1, 1, None):  # for player 0: won, lost, lost, drawn
+        player.game_over(0, won_by(winner), None)
+    scores = [line for line in pipe.sent if line.startswith("matchscore")]
+    assert scores[-1] == "matchscore games 4 wins 1 losses 2 draws 1"
+    assert scores[0] == "matchscore games 1 wins 1 losses 0 draws 0"
+    player.finish_match()
+    assert pipe.sent[-1] == "matchover games 4 wins 1 losses 2 draws 1"
 
 
 def test_hollywood_standings_show_the_three_games_of_each_series() -> None:

@@ -277,13 +277,14 @@ def test_a_whole_game_against_simple(tmp_path: Path) -> None:
     assert "discard> gin\n" in text
     shows = showdowns(text)
     gin = next(s for s in shows if "You win the hand with gin" in s)
-    assert re.search(r"You +gin +\[.*no deadwood", gin)
+    assert re.search(r"You +go gin +\[.*no deadwood", gin)
     # Undercuts: the knocker's deadwood at least the defender's, and the bonus of 10.
     undercuts = [s for s in shows if "by undercutting" in s]
     assert undercuts
     for block in undercuts:
-        k = _find(r"knock .* = (\d+)\n", block)
-        d = _find(r"defends .*(?:= (\d+)|no deadwood)\n", block) or "0"
+        k = _find(r"knocks? .* = (\d+)\n", block)
+        d = _find(r"defends? .*(?:= (\d+)|no deadwood)\n", block) or "0"
+        assert "You defends" not in block and "You knocks" not in block
         points = re.search(r"Simple: (\d+) - (\d+) \+ 10 undercut bonus = (\d+) points", block)
         assert points is not None, block
         assert points.group(1, 2) == (k, d) and int(k) >= int(d)
@@ -646,3 +647,14 @@ if __name__ == "__main__":
         found = situations(log) | set(typist.seen)
         if {"take", "pass", "draw", "gin-by-me", "won"} <= found:
             print("random", seed, sorted(found))
+
+
+def test_the_showdown_conjugates_for_you_and_for_the_engine() -> None:
+    """'You defend' and 'Simple defends', never 'You defends' (nor 'You knocks')."""
+    _log, text = play_in_process(1, SimpleEngine(), Typist(), Rules(target=60))
+    blocks = showdowns(text)
+    assert any(re.search(r"^  Simple +knocks ", b, re.M) for b in blocks)
+    assert any(re.search(r"^  You +defend ", b, re.M) for b in blocks)
+    for block in blocks:
+        assert not re.search(r"You +(defends|knocks|goes|lays)\b", block), block
+        assert not re.search(r"Simple +(defend|knock|go) ", block), block

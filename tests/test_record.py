@@ -423,11 +423,12 @@ VALID_LINES = VALID.split("\n")
 
 def _read_all(data: bytes) -> list[GameRecord]:
     games = list(RecordReader(io.BytesIO(data), "fuzz"))
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))  # the last line may lack its LF
     for game in games:
         for error in game.errors:
             assert isinstance(error, RecordError)
-            assert error.line >= 0
-            assert str(error).startswith("fuzz")
+            assert 1 <= error.line <= lines  # a line of the input, never 0 or past the end
+            assert str(error).startswith(f"fuzz:{error.line}: ")
         write_game_if_clean(game)
     return games
 
@@ -545,3 +546,114 @@ def test_torn_tail_finds_where_a_cut_game_starts(
             end = record.torn_tail(f.fileno(), len(first) + cut)
         whole = cut >= len(second) - 1  # only the blank line after the end line is missing
         assert end == len(first) + (cut if whole else 0), cut
+
+
+# -- bounds on what the reader takes in, and headers that contradict each other ------------
+
+
+def test_a_stream_without_line_feeds_ends_with_an_error() -> None:
+    """/dev/zero (no line feed, ever) stops at a bound instead of being read for ever."""
+    from ginproto.record import MAX_SKIP
+
+    with open("/dev/zero", "rb") as zero:
+        [game] = list(RecordReader(zero, "/dev/zero"))
+    assert not game.items
+    [error] = game.errors
+    assert error.line == 1 and error.path == "/dev/zero"
+    assert f"longer than {MAX_SKIP} bytes" in error.message
+    assert "reading stopped" in error.message
+
+
+def test_an_endless_stretch_of_lines_outside_games_ends_with_an_error() -> None:
+    from ginproto.record import MAX_IDLE
+
+    class Endless(io.RawIOBase):
+        """Yields 'y\\n' for ever, like ``yes``."""
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+            n = len(buffer) - len(buffer) % 2
+            buffer[:n] = b"y\n" * (n // 2)
+            return n
+
+    games = list(RecordReader(io.BufferedReader(Endless()), "<stdin>"))
+    assert len(games) == 1
+    last = games[0].errors[-1]
+    assert last.line == MAX_IDLE + 1
+    assert "belong to no game" in last.message and "reading stopped" in last.message
+
+
+def test_blank_lines_between_games_do_not_stop_the_reader(games: list[GameRecord]) -> None:
+    text = write_game(games[0]) + "\n" * 1000 + write_game(games[1])
+    got = loads(text)
+    assert len(got) == 2 and not got[0].errors and not got[1].errors
+
+
+def test_a_header_repeated_with_another_value_is_an_error_at_its_line(
+    games: list[GameRecord],
+) -> None:
+    lines = write_game(games[0]).splitlines()
+    seed = next(i for i, line in enumerate(lines) if line.startswith("[Seed "))
+    lines.insert(seed + 1, '[Seed "999"]')
+    [game] = loads("\n".join(lines) + "\n", "dup.rec")
+    [error] = game.errors
+    assert error.line == seed + 2  # 1-based: the repeated header's own line
+    assert "[Seed]" in error.message and "999" in error.message
+    assert f"line {seed + 1}" in error.message
+    assert verify_game(game)[0].line == seed + 2
+    with pytest.raises(RecordWriteError, match=r"\[Seed\]"):
+        write_game(game)
+
+
+def test_a_header_repeated_with_the_same_value_and_repeated_options_are_accepted(
+    games: list[GameRecord],
+) -> None:
+    lines = write_game(games[0]).splitlines()
+    seed = next(i for i, line in enumerate(lines) if line.startswith("[Seed "))
+    lines[seed + 1 : seed + 1] = [lines[seed], '[Player0.Option "a=1"]', '[Player0.Option "a=2"]']
+    [game] = loads("\n".join(lines) + "\n")
+    assert not game.errors and not verify_game(game)
+    assert game.players[0].options[:2] == (("a", "1"), ("a", "2"))
+
+
+@pytest.mark.parametrize("at", [2, 5, 30])
+def test_a_bad_line_is_reported_at_its_exact_line(games: list[GameRecord], at: int) -> None:
+    lines = write_game(games[0]).splitlines()
+    lines.insert(at - 1, "1  pass")  # two spaces: not the canonical form
+    [game] = loads("\n".join(lines) + "\n", "exact.rec")
+    [error] = game.errors
+    assert error.line == at
+    assert str(error).startswith(f"exact.rec:{at}: ")
+
+
+def test_three_player_show_and_layoff_lines_name_players_not_hand_seats() -> None:
+    """In the three-player game the hand's seat 0 is the box and seat 1 the captain, whoever
+    they are; the show and layoff lines must name the players."""
+    from ginproto.moves import MoveKind
+    from ginproto.record import HandStart, LayOff, Show
+
+    rules = Rules(variant=Variant.THREEHANDED, target=60)
+    told_apart = layoffs = 0
+    for key in range(12):
+        players = [GreedyPlayer(), RandomPlayer(f"3p/{key}", knocks=True), GreedyPlayer()]
+        _, record = play_one(rules, players, "seats", key, **FIXED)
+        roles = None
+        knocker = None
+        for item in record.events:
+            if isinstance(item, HandStart):
+                roles, knocker = item.roles, None
+            elif isinstance(item, Play) and item.move.kind in (MoveKind.KNOCK, MoveKind.BIG_GIN):
+                knocker = item.player
+            elif isinstance(item, Show):
+                assert roles is not None and knocker is not None
+                playing = {roles.box, roles.captain}
+                defender = (playing - {knocker}).pop()
+                assert item.player == (knocker if item.role == "knocker" else defender)
+                told_apart += (roles.box, roles.captain) != (0, 1)
+            elif isinstance(item, LayOff):
+                assert roles is not None and knocker is not None
+                assert item.player == ({roles.box, roles.captain} - {knocker}).pop()
+                layoffs += 1
+    assert told_apart > 10 and layoffs > 0  # the check was not vacuous

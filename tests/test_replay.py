@@ -474,8 +474,55 @@ def test_the_cli_names_the_first_wrong_line(tmp_path: Path, corpus: list[str]) -
     offset = sum(g.count("\n") for g in games[:2])
     result = CliRunner().invoke(cli, ["replay", "--verify", str(path)])
     assert result.exit_code == 1
-    assert f"Error: {path}:{offset + bad.line}: wrong totals line" in result.output
+    first = f"{path}:{offset + bad.line}: wrong totals line"
+    assert result.output.startswith(first)
+    assert result.output.count(first) == 1  # each error is printed once
+    assert result.output.rstrip().splitlines()[-1] == (
+        f"Error: {path}: 1 of {len(games)} games do not verify"
+    )
     assert "Traceback" not in result.output
+
+
+def test_verify_of_a_file_without_games_counts_no_games(tmp_path: Path) -> None:
+    path = tmp_path / "junk.rec"
+    path.write_text("hello\nworld\n")
+    code, out = invoke("--verify", str(path))
+    assert code == 1
+    assert out.count(f"{path}:1: unexpected line 'hello'") == 1
+    assert "of 0 games" not in out
+    assert out.rstrip().splitlines()[-1] == f"Error: {path}: no game can be read from this file"
+
+
+def test_verify_of_endless_input_stops_with_a_clear_error() -> None:
+    """``replay --verify /dev/zero`` used to read for ever."""
+    code, out = invoke("--verify", "/dev/zero")
+    assert code == 1
+    assert "/dev/zero:1: a line longer than 67108864 bytes" in out
+    assert "Traceback" not in out
+
+
+def test_a_record_with_control_characters_and_a_lone_surrogate_is_shown_escaped(
+    tmp_path: Path, corpus: list[str]
+) -> None:
+    """A spec-legal escape (``\\ud800``) and terminal controls in a header: ``--verify``
+    accepts the record, and the display shows them escaped instead of crashing or sending them
+    to the terminal."""
+    text = corpus[0]
+    name = re.search(r'\[Player0 "(.*)"\]', text)
+    assert name is not None
+    hostile = r"Ev\ud800il\x1b]0;pwned\x07\x1b[2J\x0dX"
+    text = text.replace(name.group(0), f'[Player0 "{hostile}"]', 1)
+    text = text.replace('[Event "', '[Event "\\x1b[31m', 1)
+    path = tmp_path / "hostile.rec"
+    path.write_text(text)
+    code, out = invoke("--verify", str(path))
+    assert code == 0, out
+    code, out = invoke(str(path))
+    assert code == 0, out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert r"Ev\ud800il\x1b]0;pwned\x07\x1b[2J\x0dX" in out
+    code, out = invoke("--json", str(path))
+    assert code == 0 and "\x1b" not in out
 
 
 # -- the command line -----------------------------------------------------------------------

@@ -303,3 +303,85 @@ def test_running_mean_gives_the_same_interval_in_constant_memory() -> None:
     assert running.n == 5000
     assert got.mean == approx(expected.mean, abs=1e-9)
     assert got.lo == approx(expected.lo, abs=1e-9) and got.hi == approx(expected.hi, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5, -0.1])
+def test_a_confidence_outside_zero_one_is_refused(confidence: float) -> None:
+    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+        elo_interval(3, 1, 0, confidence)
+    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+        mean_interval([1.0, 2.0], confidence)
+
+
+@pytest.mark.parametrize("score", [-0.01, 1.01, 2.0])
+def test_a_score_outside_zero_one_has_no_elo(score: float) -> None:
+    with pytest.raises(ValueError, match=r"score must be in \[0, 1\]"):
+        elo_from_score(score)
+
+
+@pytest.mark.parametrize("counts", [(-1, 2, 2), (2, -1, 2), (2, 2, -1), (0, 0, 0)])
+def test_counts_must_be_non_negative_and_some(counts: tuple[int, int, int]) -> None:
+    with pytest.raises(ValueError, match="need non-negative counts and at least one game"):
+        elo_interval(*counts)
+    if sum(counts) == 0:
+        return
+    with pytest.raises(ValueError, match="counts must be non-negative"):
+        sprt_llr(*counts, 0, 10)
+    with pytest.raises(ValueError, match="counts must be non-negative"):
+        SPRT(0, 10).update(*counts)
+    if counts[2] >= 0:
+        with pytest.raises(ValueError, match="counts must be non-negative"):
+            los(counts[0], counts[1])
+
+
+@pytest.mark.parametrize(
+    ("elo0", "elo1", "alpha", "beta", "words"),
+    [
+        (0, 10, 0.0, 0.05, "alpha and beta"),
+        (0, 10, 1.0, 0.05, "alpha and beta"),
+        (0, 10, 0.05, 0.0, "alpha and beta"),
+        (0, 10, 0.05, 1.0, "alpha and beta"),
+        (10, 10, 0.05, 0.05, "need elo0 < elo1"),
+    ],
+)
+def test_sprt_parameters_are_checked(
+    elo0: float, elo1: float, alpha: float, beta: float, words: str
+) -> None:
+    with pytest.raises(ValueError, match=words):
+        SPRT(elo0, elo1, alpha, beta)
+
+
+def test_sprt_keeps_its_parameters_and_adds_up_draws() -> None:
+    s = SPRT(0, 10, 0.1, 0.2)
+    assert (s.elo0, s.elo1, s.alpha, s.beta) == (0, 10, 0.1, 0.2)
+    s.update(0, 0, 1)
+    s.update(0, 0, 2)
+    assert s.draws == 3 and "at 0-0-3" in repr(s)
+
+
+def test_sprt_llr_of_only_draws_uses_the_pseudo_game() -> None:
+    # Five draws: one pseudo-game of score 1/2 is added (half a win, half a loss), so
+    # m = 6, a = (0.5 + 2.5) / 6 and var = (0.5 + 5/4) / 6 - a^2.
+    m, a = 6.0, 3.0 / 6
+    var = 1.75 / 6 - a * a
+    s0, s1 = 0.5, expected_score(50)
+    assert sprt_llr(0, 0, 5, 0, 50) == approx((s1 - s0) * (2 * a - s0 - s1) / (2 * var / m))
+
+
+def test_empty_inputs_are_refused_with_a_reason() -> None:
+    from referee.stats import RunningMean
+
+    with pytest.raises(ValueError, match="mean_interval of no values"):
+        mean_interval([])
+    with pytest.raises(ValueError, match="mean_interval of no values"):
+        RunningMean().interval()
+    with pytest.raises(ValueError, match="pair_stats of no pairs"):
+        pair_stats([])
+    with pytest.raises(ValueError, match=r"a pair score is 0, 0.5, 1, 1.5 or 2, not 0.25"):
+        pentanomial([0.25])
+    one = RunningMean()
+    one.add(4.0)
+    assert tuple(one.interval()) == (4.0, -math.inf, math.inf)

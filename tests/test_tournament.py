@@ -600,10 +600,11 @@ def test_standings_by_hand() -> None:
     assert (a["games"], a["wins"], a["losses"], a["draws"]) == (8, 6, 2, 0)
     assert (b["games"], b["wins"], b["losses"], b["draws"]) == (8, 2, 4, 2)
     assert a["score"] == 0.75 and b["score"] == c["score"] == 0.375
-    # Points per hand: A won 5 hands (+20) and lost 2 (-20) of 7; B won 2, lost 4, drew 1... of 7.
-    assert a["hands"] == 7 and a["points_per_hand"]["mean"] == pytest.approx(60 / 7)
-    assert b["hands"] == 7 and b["points_per_hand"]["mean"] == pytest.approx(-20 / 7)
-    assert c["hands"] == 8 and c["points_per_hand"]["mean"] == pytest.approx(-40 / 8)
+    # Points scored per hand played: A won 5 of its 7 hands (20 points each), B won 2 of 7,
+    # C won 2 of 8; a hand lost scores 0 and is not charged.
+    assert a["hands"] == 7 and a["points_per_hand"]["mean"] == pytest.approx(100 / 7)
+    assert b["hands"] == 7 and b["points_per_hand"]["mean"] == pytest.approx(40 / 7)
+    assert c["hands"] == 8 and c["points_per_hand"]["mean"] == pytest.approx(40 / 8)
     assert a["faults"] == {} and b["faults"] == {"illegal": 1} and c["faults"] == {}
     # Elo: A scores 3/4 against B and against C, B and C are even. So R_B = R_C, R_A - R_B = d
     # with 1 / (1 + 10^(-d/400)) = 3/4, d = 400 log10(3); with mean 0, R_A = 2d/3.
@@ -632,7 +633,7 @@ def test_standings_by_hand() -> None:
     lines = s.lines()
     assert lines[1].split()[:8] == ["1", "A", "8", "6", "2", "0", "75.0%", "+127"]
     assert lines[1].split()[8] == f"{half_a:.0f}"
-    assert lines[1].split()[9] == "+8.57"
+    assert lines[1].split()[9] == "+14.29"
     assert "illegal 1" in lines[2]
     assert any(line.split() == ["1", "A", "x", "3/4", "3/4"] for line in lines)
     assert any(line.split() == ["2", "B", "1/4", "x", "2/4"] for line in lines)

@@ -69,6 +69,10 @@ class Hostile(Engine):
                 sys.stdout.write(junk + "\n")
             sys.stdout.flush()
             time.sleep(3600)
+        if MODE == "loud-fault":
+            # A malformed move that quotes terminal controls at length (in the fault reason).
+            sys.stdout.write("move \x1b[2J\x1b]0;pwned\x07\r" + "x" * 300_000 + "\n")
+            sys.stdout.flush()
         if MODE == "longline":
             sys.stdout.write("info " + "x" * (10 << 20) + "\n")
             sys.stdout.flush()
@@ -101,6 +105,10 @@ def main() -> None:
             engine.handle(line, sys.stdout)
         time.sleep(3600)
         return
+    if MODE == "loud-id":
+        # 300 KB id lines full of terminal controls: clear screen, window title, bell, CR.
+        Hostile.name = "Loud\x1b[2J\x1b]0;pwned\x07\rX" + "N" * 300_000
+        Hostile.version = "v\x1b[31m" + "9" * 300_000
     Hostile().run()
 
 
