@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import secrets
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from ginproto import __version__
 from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import rule_items, seed_value, timeout_options
+from referee.cli_options import dask_option, open_cluster, rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
+from referee.dask_backend import DaskError
 from referee.engine import EngineSpec, EngineSpecError
-from referee.match import MatchConfig, Played, engine_names, run_match
+from referee.match import JobRunner, MatchConfig, Played, engine_names, run_jobs, run_match
 from referee.progress import Progress
 from referee.report import Standings
+
+if TYPE_CHECKING:
+    from referee.dask_backend import DaskCluster
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -176,6 +182,7 @@ def parse_seed(seed: str | None) -> int | str:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
+@dask_option("Play the games on a Dask cluster: a scheduler's address, or local:N workers.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def match(
     engines: tuple[str, ...],
@@ -195,6 +202,7 @@ def match(
     options: tuple[str, ...],
     names: tuple[str, ...],
     as_json: bool,
+    dask: str | None,
     quiet: bool,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
@@ -205,6 +213,8 @@ def match(
         ginref match random simple --games 20
 
         ginref match "python3 mybot.py" simple --tc 60+0.5 --record games.gin
+
+        ginref match simple random --games 10000 --dask tcp://scheduler:8786
     """
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
@@ -221,6 +231,17 @@ def match(
             raise click.BadParameter(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
+    runner: JobRunner = run_jobs
+    where = ""
+    if dask is not None:
+        if debug_log is not None:
+            raise click.UsageError(
+                "--debug-log is not available with --dask: the engines run on the workers"
+            )
+        cluster = click.get_current_context().with_resource(open_cluster(dask))
+        specs = _checked_on_cluster(cluster, specs, control, startup_timeout)
+        runner = cluster.run_jobs
+        where = f", on {cluster.describe()}"
     config = MatchConfig(
         engines=specs,
         rules=rules,
@@ -240,7 +261,7 @@ def match(
     if not quiet:
         click.echo(
             f"Match: {' vs '.join(display)}, {rules.variant}, {games} games"
-            f"{' (duplicate)' if duplicate else ''}, seed {config.seed}, tc {control}",
+            f"{' (duplicate)' if duplicate else ''}, seed {config.seed}, tc {control}{where}",
             err=True,
         )
     progress = Progress(games, stream=err, quiet=quiet)
@@ -254,9 +275,11 @@ def match(
         progress.step(f"game {done.job.index + 1}: {text}")
 
     try:
-        result = run_match(config, display, on_game)
+        result = run_match(config, display, on_game, runner)
     except OSError as exc:
         raise click.ClickException(f"cannot write: {exc}") from None
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         progress.close()
     out = result.standings.to_json() if as_json else None
@@ -279,6 +302,23 @@ def match(
         click.echo(f"SPRT: llr {llr:.3f} ({lower:.3f}, {upper:.3f}), {words}")
     if result.stopped_early:
         click.echo(f"Stopped early after {result.played} of {games} games.")
+
+
+def _checked_on_cluster(
+    cluster: DaskCluster,
+    specs: tuple[EngineSpec, ...],
+    control: TimeControl,
+    startup_timeout: float,
+) -> tuple[EngineSpec, ...]:
+    """Check every engine on every worker before game 1 (refusing to begin otherwise), and
+    name each engine as it names itself there (it may not even exist here)."""
+    try:
+        ids = cluster.check_engines(specs, control, startup_timeout)
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
+    return tuple(
+        dataclasses.replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs)
+    )
 
 
 def _sprt_words(state: str) -> str:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from referee.dask_backend import DaskCluster
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,3 +50,29 @@ def rule_items(items: Sequence[str]) -> dict[str, str]:
 def seed_value(text: str) -> int | str:
     """A ``--seed``: a whole number, or any other text, which seeds just as well."""
     return int(text) if text.isdigit() else text
+
+
+def dask_option(help_text: str) -> Callable[[F], F]:
+    """``--dask ADDRESS``: a Dask scheduler's address, or ``local:N``."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from referee.dask_backend import parse_address
+
+        try:
+            return parse_address(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--dask", metavar="ADDRESS", callback=check, help=help_text)
+
+
+def open_cluster(address: str) -> DaskCluster:
+    """Connect to the Dask cluster (or start ``local:N``); its errors become clear messages."""
+    from referee.dask_backend import DaskCluster, DaskError
+
+    try:
+        return DaskCluster(address)
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -23,11 +23,13 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import dask_option, open_cluster, rule_items, seed_value
+from referee.dask_backend import DaskBackend, DaskError
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
     FORMATS,
+    Backend,
     ConfigError,
     JobContext,
     LocalBackend,
@@ -53,6 +55,7 @@ Example config (every key but the engines has a default):
     tc = "60+0.5"               # game clock BASE+INC, or "inf"
     move_timeout = 10
     output = "spring-cup"       # relative to this file
+    # dask = "tcp://scheduler:8786"   # play on a Dask cluster (or "local:4")
 \b
     [rules]
     gin_bonus = 25
@@ -116,6 +119,7 @@ Example config (every key but the engines has a default):
     type=click.Path(file_okay=False),
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
+@dask_option("Play on a Dask cluster: a scheduler's address, or local:N (default: the file's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def tournament(
@@ -134,6 +138,7 @@ def tournament(
     event: str | None,
     output: str | None,
     stderr_dir: str | None,
+    dask: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -162,6 +167,7 @@ def tournament(
         move_timeout=move_timeout,
         startup_timeout=startup_timeout,
         event=event,
+        dask=dask,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
     )
@@ -215,19 +221,38 @@ def _run(
     except (OSError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
+        backend = _backend(cfg, stderr_dir)
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         with store:
-            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet)
+            _play(store, cfg, backend, directory, resume, stderr_dir, as_json, quiet)
     finally:
         lock.release()
+
+
+def _backend(cfg: TournamentConfig, stderr_dir: str | None) -> Backend:
+    """Local workers, or the Dask cluster, connected and with every engine checked on every
+    worker before game 1."""
+    context = JobContext.of(cfg, stderr_dir)
+    if cfg.dask is None:
+        return LocalBackend(context, cfg.concurrency)
+    from referee.dask_backend import DaskBackend
+
+    cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
+    backend = DaskBackend(cluster, context)
+    try:
+        backend.check_engines()
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
+    return backend
 
 
 def _play(
     store: Store,
     cfg: TournamentConfig,
+    backend: Backend,
     directory: str,
     resume: bool,
     stderr_dir: str | None,
@@ -246,7 +271,11 @@ def _play(
             f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
             f" {cfg.rules.variant}, {cfg.games} games per pairing"
             f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
-            f" concurrency {cfg.concurrency}",
+            + (
+                f" on {backend.cluster.describe()}"
+                if isinstance(backend, DaskBackend)
+                else f" concurrency {cfg.concurrency}"
+            ),
             err=True,
         )
     progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
@@ -258,7 +287,6 @@ def _play(
             text += f" ({names[f.engine]} forfeits: {f.kind})"
         progress.step(f"game {game.game + 1}: {players}: {text}")
 
-    backend = LocalBackend(JobContext.of(cfg, stderr_dir), cfg.concurrency)
     with _interrupts() as stopping:
         try:
             run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)
@@ -274,6 +302,11 @@ def _play(
             raise click.ClickException(
                 f"cannot store the results in {directory}: {exc}; the games stored so far are"
                 f" kept: resume with ginref tournament --resume {directory}"
+            ) from None
+        except DaskError as exc:
+            raise click.ClickException(
+                f"{exc}; the games stored so far are kept: resume with ginref tournament"
+                f" --resume {directory}"
             ) from None
         finally:
             progress.close()

@@ -96,6 +96,9 @@ class DaskCluster:
         import dask.config
         import dask.utils
 
+        # Dask's own INFO lines only with ginref -v.
+        logging.getLogger("distributed").setLevel(logging.getLogger().getEffectiveLevel())
+
         self.address = parse_address(address)
         if connect_timeout is None:
             connect_timeout = float(
@@ -113,7 +116,7 @@ class DaskCluster:
                     threads_per_worker=1,
                     processes=True,
                     scheduler_port=0,
-                    dashboard_address=None,
+                    dashboard_address=":0",
                     worker_dashboard_address=None,
                     silence_logs=logging.ERROR,
                 )

@@ -444,10 +444,18 @@ def engine_names(config: MatchConfig) -> list[str]:
     return out
 
 
+JobRunner = Callable[
+    [Sequence[GameJob], Callable[[], Seats], int, Callable[[], bool]], Iterator[Played]
+]
+"""A backend for a match: ``(jobs, seats factory, concurrency, stop)`` to the finished games in
+job order. ``run_jobs`` (local workers) is the default; ``DaskCluster.run_jobs`` is another."""
+
+
 def run_match(
     config: MatchConfig,
     names: Sequence[str],
     on_game: Callable[[Played, Standings], None] | None = None,
+    runner: JobRunner = run_jobs,
 ) -> MatchResult:
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
@@ -469,7 +477,7 @@ def run_match(
         )
 
     played = 0
-    for done in run_jobs(jobs, seats, config.concurrency, stop=decided.is_set):
+    for done in runner(jobs, seats, config.concurrency, decided.is_set):
         played += 1
         if config.record:
             record = record_from_log(
