@@ -88,10 +88,14 @@ class DaskCluster:
 
     ``connect_timeout`` defaults to Dask's own (``distributed.comm.timeouts.connect``, which
     ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT`` sets); it also bounds the wait for a first
-    worker. Close it when done (it is a context manager).
+    worker. At most two games per worker thread are submitted and unfinished at a time, and at
+    most ``ahead`` submitted and not yet handed to the caller. Close it when done (it is a
+    context manager).
     """
 
-    def __init__(self, address: str, connect_timeout: float | None = None) -> None:
+    def __init__(
+        self, address: str, connect_timeout: float | None = None, ahead: int = 256
+    ) -> None:
         distributed = _distributed()
         import dask.config
         import dask.utils
@@ -105,6 +109,7 @@ class DaskCluster:
                 dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
             )
         self.connect_timeout = connect_timeout
+        self.ahead = ahead
         self._local: LocalCluster | None = None
         self._check: tuple[tuple[EngineSpec, ...], TimeControl, float] | None = None
         self._checked: frozenset[str] = frozenset()
@@ -285,7 +290,9 @@ class DaskBackend:
 
 
 class _Window:
-    """The jobs submitted and not yet yielded, in job order, at most ``size()`` of them."""
+    """The jobs submitted and not yet yielded, in job order: at most ``size()`` of them
+    unfinished (running or queued on the cluster), and at most ``cluster.ahead`` in all (the
+    finished ones wait for the slowest game before them)."""
 
     def __init__(
         self,
@@ -343,7 +350,11 @@ class _Window:
         self.completed.add(future)
 
     def fill(self) -> None:
-        while not self.exhausted and len(self.order) < self.size():
+        while (
+            not self.exhausted
+            and len(self.futures) < self.size()
+            and len(self.order) < max(self.cluster.ahead, self.size())
+        ):
             if self.stop():
                 self.exhausted = True
                 return
