@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import functools
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,6 +51,7 @@ INSTALL: Final = "pip install 'ginproto[dask]'"
 LOCAL: Final = "local:"
 _ATTEMPTS: Final = 5  # submissions of one game lost with the scheduler before giving up
 _WINDOW_REFRESH: Final = 2.0  # seconds between two looks at the cluster's size
+_POLL: Final = 1.0  # seconds between two looks at the workers while no game finishes
 
 
 class DaskError(Exception):
@@ -89,12 +91,17 @@ class DaskCluster:
     ``connect_timeout`` defaults to Dask's own (``distributed.comm.timeouts.connect``, which
     ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT`` sets); it also bounds the wait for a first
     worker. At most two games per worker thread are submitted and unfinished at a time, and at
-    most ``ahead`` submitted and not yet handed to the caller. Close it when done (it is a
-    context manager).
+    most ``ahead`` submitted and not yet handed to the caller. A run waits ``worker_timeout``
+    seconds (default: twice the connect timeout, at least a minute) for workers to come back
+    when the cluster has none, then stops. Close it when done (it is a context manager).
     """
 
     def __init__(
-        self, address: str, connect_timeout: float | None = None, ahead: int = 256
+        self,
+        address: str,
+        connect_timeout: float | None = None,
+        ahead: int = 256,
+        worker_timeout: float | None = None,
     ) -> None:
         distributed = _distributed()
         import dask.config
@@ -110,6 +117,7 @@ class DaskCluster:
             )
         self.connect_timeout = connect_timeout
         self.ahead = ahead
+        self.worker_timeout = worker_timeout or max(60.0, 2 * connect_timeout)
         self._local: LocalCluster | None = None
         self._check: tuple[tuple[EngineSpec, ...], TimeControl, float] | None = None
         self._checked: frozenset[str] = frozenset()
@@ -249,7 +257,7 @@ class DaskCluster:
 
     def run_jobs(
         self,
-        jobs: Sequence[GameJob],
+        jobs: Iterable[GameJob],
         seats_factory: Callable[[], Seats],
         concurrency: int = 1,
         stop: Callable[[], bool] = lambda: False,
@@ -283,7 +291,7 @@ class DaskBackend:
         self.cluster.check_engines(c.engines, c.control, c.startup_timeout)
 
     def run(
-        self, jobs: Sequence[GameJob], stop: Callable[[], bool] = lambda: False
+        self, jobs: Iterable[GameJob], stop: Callable[[], bool] = lambda: False
     ) -> Iterator[GameResult]:
         finish = functools.partial(_result, self.context)
         return self.cluster.run(jobs, self.context.seats, stop, finish)
@@ -317,7 +325,10 @@ class _Window:
         self.done: dict[int, Any] = {}
         self.completed = distributed.as_completed(loop=self.client.loop)
         self._size = 0
-        self._sized = 0.0
+        self._sized = -math.inf
+        self._threads = 0
+        self._idle_since: float | None = None
+        self._registered = time.monotonic()
 
     def size(self) -> int:
         """Two jobs per worker thread: one playing, one waiting, so no thread idles while
@@ -326,10 +337,10 @@ class _Window:
         now = time.monotonic()
         if now - self._sized > _WINDOW_REFRESH:
             try:
-                threads = sum(self.cluster.workers().values())
+                self._threads = sum(self.cluster.workers().values())
             except (OSError, TimeoutError):
-                threads = 0
-            self._size = max(2, 2 * threads)
+                self._threads = 0
+            self._size = max(2, 2 * self._threads)
             self._sized = now
         return self._size
 
@@ -371,7 +382,7 @@ class _Window:
         try:
             self.fill()
             while self.order:
-                future = next(self.completed)
+                future = self._next()
                 index = self.keys.pop(future.key)
                 del self.futures[index]
                 try:
@@ -382,7 +393,7 @@ class _Window:
                 except Exception as exc:
                     raise self._error(index, exc) from None
                 finally:
-                    future.release()
+                    future.release()  # type: ignore[no-untyped-call]
                 while self.order and self.order[0].index in self.done:
                     yield self.done.pop(self.order.popleft().index)
                 self.fill()
@@ -392,6 +403,34 @@ class _Window:
                     self.client.cancel(list(self.futures.values()))  # type: ignore[no-untyped-call]
                 except Exception as exc:
                     log.info("could not cancel the games submitted: %s", exc)
+
+    def _next(self) -> Future[Any]:
+        """The next finished game (from ``as_completed``). Meanwhile, a cluster left without
+        workers for ``cluster.worker_timeout`` seconds is an error, not a hang."""
+        watch = time.monotonic() + _POLL
+        while not self.completed.has_ready():
+            with self.completed.thread_condition:  # as as_completed's own __next__ waits
+                self.completed.thread_condition.wait(timeout=0.1)
+            if time.monotonic() > watch:
+                self._watch_workers()
+                watch = time.monotonic() + _POLL
+        future: Future[Any] = next(self.completed)
+        return future
+
+    def _watch_workers(self) -> None:
+        self.size()
+        if self._threads:
+            self._idle_since = None
+            return
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+            log.warning("the Dask scheduler at %s has no workers", self.cluster.address)
+        elif now - self._idle_since > self.cluster.worker_timeout:
+            raise DaskError(
+                f"the Dask scheduler at {self.cluster.address} has had no worker for"
+                f" {self.cluster.worker_timeout:g}s; the games finished so far are kept"
+            )
 
     def _again(self, index: int) -> None:
         """A game lost with the scheduler's connection (or cancelled by someone else): play
@@ -408,12 +447,15 @@ class _Window:
         self.submit(next(job for job in self.order if job.index == index))
 
     def _register(self) -> None:
-        """Register the run's plugin again (a restarted scheduler has forgotten it); the
-        workers that still hold it set it up again."""
-        try:  # the workers that still hold it replace it, closing their engines
+        """Register the run's plugin again, once for a burst of lost games: a restarted
+        scheduler has forgotten it (workers that still hold it set it up afresh)."""
+        if time.monotonic() - self._registered < _POLL:
+            return
+        try:
             self.client.register_plugin(self.plugin, name=self.plugin_name)
         except Exception as exc:
             log.info("could not register the engines again: %s", exc)
+        self._registered = time.monotonic()
 
     def _error(self, index: int, exc: Exception) -> Exception:
         from referee.dask_worker import EngineUnavailable

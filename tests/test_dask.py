@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -30,7 +29,7 @@ from referee.cli import cli
 from referee.clock import TimeControl
 from referee.dask_backend import DaskCluster, DaskError
 from referee.engine import EngineSpec
-from referee.match import Played, schedule
+from referee.match import GameJob, Played, schedule
 from referee.seats import EngineSeats
 from referee.store import RECORDS_NAME, Store
 from referee.tournament import JobContext, LocalBackend
@@ -262,14 +261,14 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     consumed = 0
     window: list[int] = []
 
-    def lazily() -> Iterator[Any]:
+    def lazily() -> Iterator[GameJob]:
         nonlocal consumed
         for job in jobs:
             consumed += 1
             yield job
 
     out = []
-    for done in cluster.run(lazily(), context.seats, lambda: False, _keep):
+    for done in cluster.run_jobs(lazily(), context.seats):
         window.append(consumed - len(out))
         out.append(done)
     assert [d.job.index for d in out] == list(range(20))
@@ -282,10 +281,6 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     from referee.tournament import result_of
 
     assert [result_of(context, d.job, d.log, d.engines).record for d in out] == mine
-
-
-def _keep(done: Played, seconds: float) -> Played:
-    return done
 
 
 def test_stop_submits_nothing_more(cluster: DaskCluster) -> None:
