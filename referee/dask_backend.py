@@ -390,6 +390,12 @@ class _Window:
                 except (CancelledError, PluginMissing):
                     self._again(index)
                     continue
+                except OSError as exc:
+                    if future.status == "error":  # raised by the game's task itself
+                        raise
+                    log.info("game %d: its result was lost in transit: %s", index + 1, exc)
+                    self._again(index)  # the connection to the scheduler broke
+                    continue
                 except Exception as exc:
                     raise self._error(index, exc) from None
                 finally:

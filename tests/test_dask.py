@@ -22,8 +22,16 @@ pytest.importorskip("distributed")
 
 import dask.config
 from distributed import Client
-from test_tournament import REFEREE, done_count, game_rows, run_api, write_config
+from test_tournament import (
+    REFEREE,
+    done_count,
+    game_rows,
+    run_api,
+    without_date,
+    write_config,
+)
 
+from ginproto.record import read_games, write_game
 from ginproto.rules import Rules
 from referee.cli import cli
 from referee.clock import TimeControl
@@ -95,23 +103,27 @@ class RealCluster:
     """``dask scheduler`` and two ``dask worker`` processes (nannies), on 127.0.0.1 with ports
     chosen by the OS. Worker ``A`` finds ``mybot`` on its PATH; worker ``B`` does not."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, port: int = 0) -> None:
         self.folder = folder
         self.procs: list[subprocess.Popen[bytes]] = []
-        bots = folder / "bots"
-        bots.mkdir()
-        bot = bots / "mybot"
+        self.bots = folder / "bots"
+        self.bots.mkdir(parents=True, exist_ok=True)
+        bot = self.bots / "mybot"
         bot.write_text(f"#!/bin/sh\nexec {sys.executable} -m engines.simple_engine\n")
         bot.chmod(0o755)
-        scheduler_file = folder / "scheduler.json"
-        self.start(
+        self.scheduler = self.start_scheduler(port)
+        self.start_workers()
+
+    def start_scheduler(self, port: int) -> subprocess.Popen[bytes]:
+        scheduler_file = self.folder / f"scheduler-{len(self.procs)}.json"
+        proc = self.start(
             [
                 *DASK,
                 "scheduler",
                 "--host",
                 "127.0.0.1",
                 "--port",
-                "0",
+                str(port),
                 "--dashboard-address",
                 "127.0.0.1:0",
                 "--scheduler-file",
@@ -121,11 +133,14 @@ class RealCluster:
         deadline = time.monotonic() + BOUND
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             assert time.monotonic() < deadline, "the scheduler did not start"
-            assert self.procs[0].poll() is None, "the scheduler exited"
+            assert proc.poll() is None, "the scheduler exited"
             time.sleep(0.05)
-        self.address = json.loads(scheduler_file.read_text())["address"]
+        self.address = str(json.loads(scheduler_file.read_text())["address"])
+        return proc
+
+    def start_workers(self) -> None:
         path = os.environ.get("PATH", os.defpath)
-        for name, extra in (("A", f"{bots}{os.pathsep}"), ("B", "")):
+        for name, extra in (("A", f"{self.bots}{os.pathsep}"), ("B", "")):
             self.start(
                 [
                     *DASK,
@@ -139,17 +154,16 @@ class RealCluster:
                     "127.0.0.1",
                     "--no-dashboard",
                     "--local-directory",
-                    str(folder / f"worker-{name}"),
+                    str(self.folder / f"worker-{name}"),
                 ],
                 env={**os.environ, "PATH": extra + path},
             )
         with self.client() as client:
             client.wait_for_workers(2, timeout=BOUND)
 
-    def start(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        log = open(self.folder / f"{len(self.procs)}.log", "wb")  # noqa: SIM115
-        self.procs.append(
-            subprocess.Popen(
+    def start(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        with open(self.folder / f"{len(self.procs)}.log", "wb") as log:
+            proc = subprocess.Popen(
                 argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -157,8 +171,8 @@ class RealCluster:
                 cwd=self.folder,
                 start_new_session=True,
             )
-        )
-        log.close()
+        self.procs.append(proc)
+        return proc
 
     def client(self) -> Client:
         return Client(self.address, set_as_default=False, timeout=BOUND)
@@ -344,6 +358,51 @@ def test_a_worker_killed_mid_run(real_cluster: RealCluster, tmp_path: Path) -> N
         assert game_rows(store) == expected
     verify = ginref("replay", "--verify", str(out / RECORDS_NAME))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+@pytest.mark.slow
+def test_a_scheduler_restarted_mid_run(tmp_path: Path) -> None:
+    """The scheduler killed and started again (at the same address, with new workers, as a
+    deployment would): the games it lost are played again, and the match ends with every game
+    once, as locally."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cluster = RealCluster(tmp_path / "cluster", port)
+    try:
+        base = ["match", "simple", "random", "--games", "30", "--seed", "8", "-q"]
+        record = tmp_path / "dask.gin"
+        proc = subprocess.Popen(
+            [*REFEREE, *base, "--dask", cluster.address, "--record", str(record)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + BOUND
+        while proc.poll() is None and len(_games(record)) < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert proc.poll() is None, "the match ended before the scheduler could be killed"
+        cluster.scheduler.kill()
+        cluster.scheduler.wait(timeout=BOUND)
+        cluster.scheduler = cluster.start_scheduler(port)
+        cluster.start_workers()
+        _, stderr = proc.communicate(timeout=BOUND)
+        assert proc.returncode == 0, stderr
+        assert "submitting it again" in stderr and "Traceback" not in stderr
+        local = ginref(*base, "--record", str(tmp_path / "local.gin"))
+        assert local.returncode == 0, local.stderr
+        assert _games(record) == _games(tmp_path / "local.gin")
+        assert len(_games(record)) == 30
+    finally:
+        cluster.close()
+
+
+def _games(path: Path) -> list[str]:
+    """The games of a records file, without their date."""
+    if not path.exists():
+        return []
+    return [without_date(write_game(r)).replace("/python3 ", "/python ") for r in read_games(path)]
 
 
 @pytest.mark.slow
