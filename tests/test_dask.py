@@ -333,6 +333,7 @@ def test_a_worker_killed_mid_run(real_cluster: RealCluster, tmp_path: Path) -> N
         text=True,
     )
     killed = None
+    engines: list[int] = []
     try:
         with real_cluster.client() as client:
             deadline = time.monotonic() + BOUND
@@ -341,6 +342,7 @@ def test_a_worker_killed_mid_run(real_cluster: RealCluster, tmp_path: Path) -> N
                 busy = client.processing(workers=[victim_address]).get(victim_address, [])
                 if done_count(out) >= 3 and busy:
                     pid = client.run(os.getpid, workers=[victim_address])[victim_address]
+                    engines = children(pid)
                     os.kill(pid, signal.SIGKILL)
                     killed = pid
                 time.sleep(0.01)
@@ -350,6 +352,7 @@ def test_a_worker_killed_mid_run(real_cluster: RealCluster, tmp_path: Path) -> N
             proc.kill()
             proc.communicate()
     assert killed is not None, "the tournament ended before a worker could be killed"
+    assert engines and not wait_gone(engines), "the killed worker's engines outlived it"
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     with Store.open(out) as store:
