@@ -227,7 +227,7 @@ def _run(
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         with store:
-            _play(store, cfg, backend, directory, resume, stderr_dir, as_json, quiet)
+            _play(store, cfg, backend, directory, resume, as_json, quiet)
     finally:
         lock.release()
 
@@ -238,8 +238,6 @@ def _backend(cfg: TournamentConfig, stderr_dir: str | None) -> Backend:
     context = JobContext.of(cfg, stderr_dir)
     if cfg.dask is None:
         return LocalBackend(context, cfg.concurrency)
-    from referee.dask_backend import DaskBackend
-
     cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
     backend = DaskBackend(cluster, context)
     try:
@@ -255,7 +253,6 @@ def _play(
     backend: Backend,
     directory: str,
     resume: bool,
-    stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:

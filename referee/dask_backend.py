@@ -208,6 +208,8 @@ class DaskCluster:
             answers = self.client.run(check_engines_async, check)
         except (OSError, TimeoutError) as exc:
             raise DaskError(f"cannot check the engines on the Dask workers: {exc}") from None
+        except ImportError as exc:
+            raise DaskError(_unfit(exc)) from None
         names: list[str | None] = [None] * len(specs)
         seen: dict[int, tuple[str, str | None, str | None]] = {}
         for worker in sorted(answers):
@@ -265,6 +267,13 @@ class DaskCluster:
         """``referee.match.run_jobs`` on the cluster: the finished games in job order. The
         cluster's threads decide how many games run at once, not ``concurrency``."""
         return self.run(jobs, seats_factory, stop, _played)
+
+
+def _unfit(exc: ImportError) -> str:
+    return (
+        f"a Dask worker cannot import what a game needs ({exc}): install ginproto[dask], the"
+        " same version as here, on every worker"
+    )
 
 
 def _played(done: Played, seconds: float) -> Played:
@@ -468,6 +477,8 @@ class _Window:
 
         if isinstance(exc, EngineUnavailable):
             return DaskError(str(exc))
+        if isinstance(exc, ImportError):
+            return DaskError(f"game {index + 1}: {_unfit(exc)}")
         killed = _distributed().KilledWorker
         if isinstance(exc, killed):
             return DaskError(

@@ -8,7 +8,8 @@ A run registers one ``EnginesPlugin`` on the cluster. Dask gives every worker it
 ``Seats`` code as the local pool: ``referee.seats.EngineSeats``, which starts engines through
 ``referee.process``), plays the game with the one game loop (``ginproto.table.play_game``),
 hands the seats back warm, and returns what ``finish`` makes of the finished game. ``teardown``
-(the run unregistering the plugin, or the worker leaving) closes every engine.
+(the run unregistering the plugin, or the worker leaving) closes every engine: at once when
+idle, at the end of its game otherwise.
 
 A worker that joins after the check made before game 1 checks its engines itself before its
 first game, and refuses the game (``EngineUnavailable``, which ends the run with a clear
@@ -20,7 +21,6 @@ This module imports ``distributed``; only the Dask backend imports it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -103,8 +103,7 @@ class EnginesPlugin(WorkerPlugin):
         """The worker-side state, never shipped: each worker's copy starts empty."""
         self.address = ""
         self._lock = threading.Lock()
-        self._idle: list[Seats] = []
-        self._all: list[Seats] = []
+        self._idle: list[Seats] = []  # seats with warm engines, waiting for a game
         self._fit = False
         self._closed = False
 
@@ -123,14 +122,15 @@ class EnginesPlugin(WorkerPlugin):
         await asyncio.to_thread(self.close)
 
     def close(self) -> None:
-        """Stop every engine this worker started for the run."""
+        """Stop the engines of this run on this worker: the idle ones now, those of a game in
+        progress when it ends (a plugin replaced or removed mid-game never kills a game)."""
         with self._lock:
             self._closed = True
-            seats, self._all, self._idle = self._all, [], []
-        for s in seats:
-            s.close()  # never raises
-        if seats:
-            log.info("closed the engines of %d seat(s) on %s", len(seats), self.address)
+            idle, self._idle = self._idle, []
+        for seats in idle:
+            seats.close()  # never raises
+        if idle:
+            log.info("closed the engines of %d seat(s) on %s", len(idle), self.address)
 
     def _ensure_fit(self) -> None:
         with self._lock:
@@ -147,21 +147,13 @@ class EnginesPlugin(WorkerPlugin):
                 raise RuntimeError(f"the run's engines on {self.address} are closed")
             if self._idle:
                 return self._idle.pop()
-        seats = self.seats_factory()
-        with self._lock:
-            self._all.append(seats)
-        return seats
+        return self.seats_factory()
 
     def _give_back(self, seats: Seats) -> None:
         with self._lock:
             if not self._closed:
                 self._idle.append(seats)
                 return
-        seats.close()
-
-    def _discard(self, seats: Seats) -> None:
-        with self._lock, contextlib.suppress(ValueError):
-            self._all.remove(seats)
         seats.close()
 
     def play(self, job: GameJob) -> Any:
@@ -174,7 +166,7 @@ class EnginesPlugin(WorkerPlugin):
             engines = seats.finished(job, game)
             seconds = time.monotonic() - started
         except BaseException:
-            self._discard(seats)  # engines in an unknown state: never reused
+            seats.close()  # engines in an unknown state: never reused
             raise
         self._give_back(seats)
         return self.finish(Played(job, game, engines), seconds)
