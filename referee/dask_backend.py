@@ -121,6 +121,7 @@ class DaskCluster:
         self._local: LocalCluster | None = None
         self._check: tuple[tuple[EngineSpec, ...], TimeControl, float] | None = None
         self._checked: frozenset[str] = frozenset()
+        self._plugins: set[str] = set()  # the runs' plugins registered and not yet removed
         if self.address.startswith(LOCAL):
             n = int(self.address[len(LOCAL) :])
             try:
@@ -176,8 +177,11 @@ class DaskCluster:
         return f"{where}: {len(workers)} workers, {sum(workers.values())} threads"
 
     def close(self) -> None:
+        """Close the engines of any run left unfinished, the client, and a local cluster."""
         client = getattr(self, "client", None)
         if client is not None:
+            for name in list(self._plugins):
+                self._unregister(name)
             try:
                 client.close()
             except Exception as exc:  # closing must go on
@@ -249,13 +253,19 @@ class DaskCluster:
         name = f"ginref-{uuid.uuid4().hex[:12]}"
         plugin = EnginesPlugin(seats_factory, finish, self._check, self._checked)
         self.client.register_plugin(plugin, name=name)
+        self._plugins.add(name)
         try:
             yield from _Window(self, name, plugin, jobs, stop).results()
         finally:
-            try:
-                self.client.unregister_worker_plugin(name)  # type: ignore[no-untyped-call]
-            except Exception as exc:
-                log.info("could not close the engines on the workers: %s", exc)
+            self._unregister(name)
+
+    def _unregister(self, name: str) -> None:
+        """Remove a run's plugin from the workers, which closes its engines there."""
+        self._plugins.discard(name)
+        try:
+            self.client.unregister_worker_plugin(name)  # type: ignore[no-untyped-call]
+        except Exception as exc:
+            log.info("could not close the engines on the workers: %s", exc)
 
     def run_jobs(
         self,

@@ -203,6 +203,17 @@ def cluster(real_cluster: RealCluster) -> Iterator[DaskCluster]:
         yield connected
 
 
+def pid_bot(folder: Path) -> tuple[Path, Path]:
+    """The simple engine behind a script that first appends its pid to a file: (script, file)."""
+    pids = folder / "pids"
+    bot = folder / "bot"
+    bot.write_text(
+        f"#!/bin/sh\necho $$ >> {pids}\nexec {sys.executable} -m engines.simple_engine\n"
+    )
+    bot.chmod(0o755)
+    return bot, pids
+
+
 def where(kind: str, request: pytest.FixtureRequest, local: int = 2) -> str:
     if kind == "local":
         return f"local:{local}"
@@ -261,12 +272,7 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     """Every engine process writes its pid when it starts: 20 games on 2 workers start a few
     engines (the check before game 1, then one set per worker), not 40; and none is left
     running after the run."""
-    pids = tmp_path / "pids"
-    bot = tmp_path / "bot"
-    bot.write_text(
-        f"#!/bin/sh\necho $$ >> {pids}\nexec {sys.executable} -m engines.simple_engine\n"
-    )
-    bot.chmod(0o755)
+    bot, pids = pid_bot(tmp_path)
     specs = (EngineSpec((str(bot),), "Bot"), EngineSpec.parse("random", name="Random"))
     control = TimeControl.parse("inf")
     cluster.check_engines(specs, control, 10.0)
@@ -297,6 +303,26 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     from referee.tournament import result_of
 
     assert [result_of(context, d.job, d.log, d.engines).record for d in out] == mine
+
+
+def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
+    real_cluster: RealCluster, tmp_path: Path
+) -> None:
+    """A run left unfinished (its consumer gone, say, after an error): closing the connection
+    still closes the run's engines on the workers."""
+    bot, pids = pid_bot(tmp_path)
+    specs = (EngineSpec((str(bot),), "Bot"), EngineSpec.parse("simple", name="Simple"))
+    context = JobContext(specs, ("Bot", "Simple"), TimeControl.parse("inf"))
+    cluster = DaskCluster(real_cluster.address)
+    try:
+        games = cluster.run_jobs(schedule(Rules(), [0, 1], 20, 3), context.seats)
+        next(games)
+        started = [int(p) for p in pids.read_text().split()]
+        assert started and all(alive(p) for p in started)
+    finally:
+        cluster.close()
+    assert not wait_gone(started), "engines of an unfinished run outlived the connection"
+    games.close()
 
 
 def test_stop_submits_nothing_more(cluster: DaskCluster) -> None:
