@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,19 +15,25 @@ from ginproto import __version__
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import (
+    dask_option,
     env_item,
     env_option,
+    open_cluster,
     random_seed,
     rule_items,
     seed_value,
     timeout_options,
 )
 from referee.clock import TimeControl, TimeControlError
+from referee.dask_backend import DaskError
 from referee.engine import EngineSpec, EngineSpecError
-from referee.match import MatchConfig, Played, engine_names, run_match
+from referee.match import JobRunner, MatchConfig, Played, engine_names, run_jobs, run_match
 from referee.preflight import EngineNotReady
 from referee.progress import Progress
 from referee.report import Standings, finite_json
+
+if TYPE_CHECKING:
+    from referee.dask_backend import DaskCluster
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -207,6 +215,7 @@ def parse_seed(seed: str | None) -> int | str:
     metavar="OUT.html",
     help="Write the match report, with every game to replay, as one HTML page.",
 )
+@dask_option("Play the games on a Dask cluster: a scheduler's address, or local:N workers.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def match(
     engines: tuple[str, ...],
@@ -228,6 +237,7 @@ def match(
     env: tuple[str, ...],
     names: tuple[str, ...],
     as_json: bool,
+    dask: str | None,
     quiet: bool,
     html_out: str | None = None,
 ) -> None:
@@ -239,6 +249,8 @@ def match(
         ginref match random simple --games 20
 
         ginref match "python3 mybot.py" simple --tc 60+0.5 --record games.gin
+
+        ginref match simple random --games 10000 --dask tcp://scheduler:8786
     """
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
@@ -255,6 +267,17 @@ def match(
             raise click.BadParameter(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
+    runner: JobRunner = run_jobs
+    where = ""
+    if dask is not None:
+        if debug_log is not None:
+            raise click.UsageError(
+                "--debug-log is not available with --dask: the engines run on the workers"
+            )
+        cluster = click.get_current_context().with_resource(open_cluster(dask))
+        specs = _checked_on_cluster(cluster, specs, control, startup_timeout)
+        runner = cluster.run_jobs
+        where = f", on {cluster.describe()}"
     config = MatchConfig(
         engines=specs,
         rules=rules,
@@ -271,13 +294,13 @@ def match(
     )
     err = sys.stderr
     try:
-        display = engine_names(config)
+        display = engine_names(config, check=dask is None)
     except EngineNotReady as exc:
         raise click.ClickException(str(exc)) from None
     if not quiet:
         click.echo(
             f"Match: {' vs '.join(display)}, {rules.variant}, {games} games"
-            f"{' (duplicate)' if duplicate else ''}, seed {config.seed}, tc {control}",
+            f"{' (duplicate)' if duplicate else ''}, seed {config.seed}, tc {control}{where}",
             err=True,
         )
     progress = Progress(games, stream=err, quiet=quiet)
@@ -301,7 +324,7 @@ def match(
         progress.step(f"game {done.job.index + 1}: {text}")
 
     try:
-        result = run_match(config, display, on_game)
+        result = run_match(config, display, on_game, runner)
     except KeyboardInterrupt:
         progress.close()
         _interrupted(finished, games, record)
@@ -313,6 +336,8 @@ def match(
             f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
             f" {played} finished game{'' if played == 1 else 's'}{kept}"
         ) from None
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         progress.close()
     if html_out is not None:
@@ -367,6 +392,21 @@ def _interrupted(finished: list[Standings], games: int, record: str | None) -> N
         if record:
             click.echo(f"The finished games are kept in {record}.", err=True)
     raise click.exceptions.Exit(130)
+def _checked_on_cluster(
+    cluster: DaskCluster,
+    specs: tuple[EngineSpec, ...],
+    control: TimeControl,
+    startup_timeout: float,
+) -> tuple[EngineSpec, ...]:
+    """Check every engine on every worker before game 1 (refusing to begin otherwise), and
+    name each engine as it names itself there (it may not even exist here)."""
+    try:
+        ids = cluster.check_engines(specs, control, startup_timeout)
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
+    return tuple(
+        dataclasses.replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs)
+    )
 
 
 def _sprt_words(state: str) -> str:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
 from referee.clock import DEFAULT_MARGIN
+
+if TYPE_CHECKING:
+    from referee.dask_backend import DaskCluster
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,3 +112,29 @@ def random_seed() -> int:
     its bits count.
     """
     return secrets.randbits(SEED_BITS)
+
+
+def dask_option(help_text: str) -> Callable[[F], F]:
+    """``--dask ADDRESS``: a Dask scheduler's address, or ``local:N``."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from referee.dask_backend import parse_address
+
+        try:
+            return parse_address(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--dask", metavar="ADDRESS", callback=check, help=help_text)
+
+
+def open_cluster(address: str) -> DaskCluster:
+    """Connect to the Dask cluster (or start ``local:N``); its errors become clear messages."""
+    from referee.dask_backend import DaskCluster, DaskError
+
+    try:
+        return DaskCluster(address)
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -23,13 +23,22 @@ import click
 
 from ginproto.record import RecordError
 from ginproto.rules import Variant
-from referee.cli_options import margin_option, random_seed, rule_items, seed_value
+from referee.cli_options import (
+    dask_option,
+    margin_option,
+    open_cluster,
+    random_seed,
+    rule_items,
+    seed_value,
+)
+from referee.dask_backend import DaskBackend, DaskError
 from referee.integrity import verify_store
 from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
     FORMATS,
+    Backend,
     ConfigError,
     JobContext,
     LocalBackend,
@@ -56,6 +65,7 @@ Example config (every key but the engines has a default):
     move_timeout = 10
     time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
+    # dask = "tcp://scheduler:8786"   # play on a Dask cluster (or "local:4")
 \b
     [rules]
     gin_bonus = 25
@@ -127,6 +137,7 @@ Example config (every key but the engines has a default):
     type=click.Path(file_okay=False),
     help="Check every stored result in DIR against its record, then exit (1 if any differ).",
 )
+@dask_option("Play on a Dask cluster: a scheduler's address, or local:N (default: the file's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option(
     "--html",
@@ -154,6 +165,7 @@ def tournament(
     output: str | None,
     stderr_dir: str | None,
     verify: str | None,
+    dask: str | None,
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
@@ -197,6 +209,7 @@ def tournament(
         startup_timeout=startup_timeout,
         time_margin=time_margin,
         event=event,
+        dask=dask,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
     )
@@ -269,14 +282,15 @@ def _run(
     except (OSError, StoreError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        if not resume:
+        if not resume and cfg.dask is None:
             _preflight(cfg)  # before the store is created: a new run is not started at all
+        backend = _backend(cfg, stderr_dir)  # on a cluster: checks the engines on every worker
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         with store:
-            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet, html_out)
+            _play(store, cfg, backend, directory, resume, as_json, quiet, html_out)
     finally:
         lock.release()
 
@@ -306,14 +320,27 @@ def _preflight(cfg: TournamentConfig) -> None:
         preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
     except EngineNotReady as exc:
         raise click.ClickException(str(exc)) from None
+def _backend(cfg: TournamentConfig, stderr_dir: str | None) -> Backend:
+    """Local workers, or the Dask cluster, connected and with every engine checked on every
+    worker before game 1."""
+    context = JobContext.of(cfg, stderr_dir)
+    if cfg.dask is None:
+        return LocalBackend(context, cfg.concurrency)
+    cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
+    backend = DaskBackend(cluster, context)
+    try:
+        backend.check_engines()
+    except DaskError as exc:
+        raise click.ClickException(str(exc)) from None
+    return backend
 
 
 def _play(
     store: Store,
     cfg: TournamentConfig,
+    backend: Backend,
     directory: str,
     resume: bool,
-    stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
@@ -330,11 +357,15 @@ def _play(
             f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
             f" {cfg.rules.variant}, {cfg.games} games per pairing"
             f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
-            f" concurrency {cfg.concurrency}",
+            + (
+                f" on {backend.cluster.describe()}"
+                if isinstance(backend, DaskBackend)
+                else f" concurrency {cfg.concurrency}"
+            ),
             err=True,
         )
-    if resume and done < total:
-        _preflight(cfg)
+    if resume and done < total and not isinstance(backend, DaskBackend):
+        _preflight(cfg)  # a cluster's workers were checked when it was connected
     progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
 
     def on_game(game: Scheduled, result: GameResult) -> None:
@@ -344,7 +375,6 @@ def _play(
             text += f" ({names[f.engine]} forfeits: {f.kind})"
         progress.step(f"game {game.game + 1}: {players}: {text}")
 
-    backend = LocalBackend(JobContext.of(cfg, stderr_dir), cfg.concurrency)
     with _interrupts() as stopping:
         try:
             run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)
@@ -365,6 +395,11 @@ def _play(
             raise click.ClickException(
                 f"{what}; the games stored so far are kept: resume with"
                 f" ginref tournament --resume {directory}"
+            ) from None
+        except DaskError as exc:
+            raise click.ClickException(
+                f"{exc}; the games stored so far are kept: resume with ginref tournament"
+                f" --resume {directory}"
             ) from None
         finally:
             progress.close()

@@ -429,16 +429,20 @@ def _named(exc: OSError, path: str | None) -> OSError:
     return OSError(exc.errno, exc.strerror, path)
 
 
-def engine_names(config: MatchConfig) -> list[str]:
+def engine_names(config: MatchConfig, *, check: bool = True) -> list[str]:
     """Check every engine before game 1 (``referee.preflight``: it starts, completes the
     handshake and declares the options it is given; else `EngineNotReady`) and return each
     one's display name: the override, else its ``id name``, else its built-in name or
     program; repeated names get ``#2``, ``#3``. Each is bounded and printable
-    (``ginproto.text``), since it reaches terminals and records."""
-    ids = preflight(config.engines, config.control, config.startup_timeout)
+    (``ginproto.text``), since it reaches terminals and records. ``check=False`` is for
+    engines already checked where they will run (the workers of a cluster)."""
+    found: list[str | None] = [None] * len(config.engines)
+    if check:
+        ids = preflight(config.engines, config.control, config.startup_timeout)
+        found = [i.name for i in ids]
     names = [
-        printable(spec.name or found.name or spec.label, ID_LIMIT)
-        for spec, found in zip(config.engines, ids, strict=True)
+        printable(spec.name or name or spec.label, ID_LIMIT)
+        for spec, name in zip(config.engines, found, strict=True)
     ]
     seen: dict[str, int] = {}
     out = []
@@ -448,10 +452,18 @@ def engine_names(config: MatchConfig) -> list[str]:
     return out
 
 
+JobRunner = Callable[
+    [Sequence[GameJob], Callable[[], Seats], int, Callable[[], bool]], Iterator[Played]
+]
+"""A backend for a match: ``(jobs, seats factory, concurrency, stop)`` to the finished games in
+job order. ``run_jobs`` (local workers) is the default; ``DaskCluster.run_jobs`` is another."""
+
+
 def run_match(
     config: MatchConfig,
     names: Sequence[str],
     on_game: Callable[[Played, Standings], None] | None = None,
+    runner: JobRunner = run_jobs,
 ) -> MatchResult:
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
@@ -481,7 +493,7 @@ def run_match(
         )
 
     played = 0
-    for done in run_jobs(jobs, seats, config.concurrency, stop=decided.is_set):
+    for done in runner(jobs, seats, config.concurrency, decided.is_set):
         played += 1
         if config.record:
             record = record_from_log(

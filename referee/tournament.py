@@ -49,6 +49,7 @@ from ginproto.table import GameLog, play_game
 from ginproto.text import printable
 from referee import stats
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
+from referee.dask_backend import parse_address
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, distinct, finite_json, signed, summarize
@@ -165,6 +166,7 @@ class TournamentConfig:
     startup_timeout: float = 10.0
     output: str | None = None
     time_margin: float = DEFAULT_MARGIN
+    dask: str | None = None  # a Dask scheduler's address, or local:N; None: local workers
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -220,6 +222,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "move_timeout": "number",
     "startup_timeout": "number",
     "time_margin": "number",
+    "dask": "str",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -378,9 +381,16 @@ def build_config(
     output = merged.get("output")
     if output is not None:
         output = str(base / output)
+    dask = merged.get("dask")
+    if dask is not None:
+        try:
+            dask = parse_address(dask)
+        except ValueError as exc:
+            raise ConfigError(f"{where}dask: {exc}") from None
 
     raw_engines = merged.get("engines", [])
-    engines = _engines(raw_engines, base, where)
+    # On a cluster the engines run on the workers, which are checked before game 1.
+    engines = _engines(raw_engines, base, where, find=dask is None)
     if len(engines) < rules.players:
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
@@ -400,6 +410,7 @@ def build_config(
         startup_timeout=startup_timeout,
         output=output,
         time_margin=float(time_margin),
+        dask=dask,
     )
 
 
@@ -417,7 +428,9 @@ def _positive(value: float, where: str) -> float:
     return float(value)
 
 
-def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[EngineEntry, ...]:
+def _engines(
+    raw: Sequence[Mapping[str, Any]], base: Path, where: str, find: bool = True
+) -> tuple[EngineEntry, ...]:
     entries: list[dict[str, Any]] = []
     for n, table in enumerate(raw, 1):
         at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
@@ -443,9 +456,9 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
         cwd = table.get("cwd")
         if cwd is not None:
             cwd = str(base / cwd)
-            if not os.path.isdir(cwd):
+            if find and not os.path.isdir(cwd):
                 raise ConfigError(f"{at}cwd {cwd} is not a directory")
-        if not isinstance(command, str) and not _findable(command[0], cwd):
+        if find and not isinstance(command, str) and not _findable(command[0], cwd):
             raise ConfigError(
                 f"{at}cannot find the program {command[0]!r}: it is not a built-in engine"
                 f" ({', '.join(BUILTIN)}) nor "

@@ -1,0 +1,1 @@
+"""Benchmarks, each run as a script: ``python bench/NAME.py``."""
