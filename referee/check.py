@@ -298,7 +298,11 @@ def _check_handshake(s: _Session) -> str:
     started = time.monotonic()
     try:
         process = EngineProcess.start(
-            list(s.spec.argv), cwd=s.spec.cwd, name=s.spec.label, on_line=s.hook
+            list(s.spec.argv),
+            cwd=s.spec.cwd,
+            name=s.spec.label,
+            on_line=s.hook,
+            sandbox=s.spec.policy,
         )
     except EngineError as exc:
         s.broken = "the engine cannot be started"
