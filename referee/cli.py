@@ -12,7 +12,17 @@ import click
 
 from ginproto import __version__
 from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import rule_items, seed_value, timeout_options
+from referee.cli_options import (
+    announce_sandbox,
+    engine_limits,
+    rule_items,
+    sandbox_mode,
+    sandbox_options,
+    sandboxed,
+    seed_value,
+    timeout_options,
+)
+from referee.cli_options import engine_prefix as _engine_prefix
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
@@ -81,18 +91,6 @@ def parse_engines(
         except EngineSpecError as exc:
             raise click.BadParameter(str(exc), param_hint="ENGINES") from None
     return tuple(specs)
-
-
-def _engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
-    head, sep, rest = item.partition(":")
-    if sep and head.isdigit():
-        index = int(head)
-        if not 1 <= index <= count:
-            raise click.BadParameter(
-                f"engine number {index} is not between 1 and {count}", param_hint=hint
-            )
-        return [index - 1], rest
-    return list(range(count)), item
 
 
 def parse_seed(seed: str | None) -> int | str:
@@ -173,6 +171,7 @@ def parse_seed(seed: str | None) -> int | str:
     metavar="N=NAME",
     help="Show engine N under NAME instead of its id name.",
 )
+@sandbox_options()
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
@@ -194,6 +193,10 @@ def match(
     sprt: tuple[float, float, float, float] | None,
     options: tuple[str, ...],
     names: tuple[str, ...],
+    sandbox: str,
+    no_sandbox: bool,
+    limits: tuple[str, ...],
+    network: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -210,6 +213,8 @@ def match(
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
     specs = parse_engines(engines, options, names)
+    mode = sandbox_mode(sandbox, no_sandbox)
+    engine_limit = engine_limits(limits, len(engines))
     try:
         control = TimeControl.parse(tc, move=move_timeout)
     except TimeControlError as exc:
@@ -221,6 +226,8 @@ def match(
             raise click.BadParameter(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
+    announce_sandbox(mode)
+    specs = sandboxed(specs, mode, engine_limit, network, [record, debug_log], [stderr_dir])
     config = MatchConfig(
         engines=specs,
         rules=rules,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from referee.check import run_checks
-from referee.cli_options import timeout_options
+from referee.cli_options import (
+    announce_sandbox,
+    engine_limits,
+    sandbox_mode,
+    sandbox_options,
+    sandboxed,
+    timeout_options,
+)
 from referee.engine import EngineSpec, EngineSpecError
 
 
@@ -21,12 +28,17 @@ from referee.engine import EngineSpec, EngineSpecError
     help="An engine option to set (repeatable); it must be one the engine declares.",
 )
 @click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
+@sandbox_options()
 def check(
     engine: str,
     move_timeout: float,
     startup_timeout: float,
     options: tuple[str, ...],
     verbose: bool,
+    sandbox: str,
+    no_sandbox: bool,
+    limits: tuple[str, ...],
+    network: bool,
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
 
@@ -46,6 +58,9 @@ def check(
         spec = EngineSpec.parse(engine, options=tuple(pairs))
     except EngineSpecError as exc:
         raise click.BadParameter(str(exc), param_hint="ENGINE") from None
+    mode = sandbox_mode(sandbox, no_sandbox)
+    announce_sandbox(mode)
+    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network)
     results = run_checks(spec, move_timeout=move_timeout, startup_timeout=startup_timeout)
     for result in results:
         if result.ok:

@@ -23,7 +23,14 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import (
+    announce_sandbox,
+    reserve_paths,
+    rule_items,
+    sandbox_mode,
+    sandbox_options,
+    seed_value,
+)
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -67,6 +74,17 @@ Example config (every key but the engines has a default):
     cwd = "bots/mine"           # relative to this file
     tc = "30+0.5"               # its own time control
     options = { Seed = 7 }
+    limits = { memory = "4G" }  # its own sandbox limits (see sandbox, [limits] below)
+    network = false
+
+    Sandbox (every engine runs in bubblewrap where it can):
+
+    sandbox = "auto"            # or "require", or "off"
+    network = false             # may the engines use the network
+    [limits]                    # per engine; these are the defaults
+    memory = "2G"
+    processes = 128
+    disk = "256M"               # its private /tmp and home
 """
 
 
@@ -116,6 +134,7 @@ Example config (every key but the engines has a default):
     type=click.Path(file_okay=False),
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
+@sandbox_options(limits=False, default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def tournament(
@@ -134,6 +153,8 @@ def tournament(
     event: str | None,
     output: str | None,
     stderr_dir: str | None,
+    sandbox: str | None,
+    no_sandbox: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -164,6 +185,7 @@ def tournament(
         event=event,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
+        sandbox=None if sandbox is None and not no_sandbox else sandbox_mode(sandbox, no_sandbox),
     )
     directory = resume or output
     stored: dict[str, Any] | None = None
@@ -190,7 +212,8 @@ def tournament(
         )
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else secrets.randbelow(10**9))
-    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet)
+    announce_sandbox(cfg.sandbox)
+    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, config)
 
 
 def _overrides(**given: Any) -> dict[str, Any]:
@@ -205,6 +228,7 @@ def _run(
     stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
+    config: str | None = None,
 ) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
@@ -219,8 +243,10 @@ def _run(
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
+        # No sandboxed engine sees the store, the records, the config or the stderr files.
+        hidden = reserve_paths([config], [directory, stderr_dir])
         with store:
-            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet)
+            _play(store, cfg, directory, resume, stderr_dir, as_json, quiet, hidden)
     finally:
         lock.release()
 
@@ -233,6 +259,7 @@ def _play(
     stderr_dir: str | None,
     as_json: bool,
     quiet: bool,
+    hidden: list[str],
 ) -> None:
     names = store.names
     done, total = store.counts()
@@ -258,7 +285,7 @@ def _play(
             text += f" ({names[f.engine]} forfeits: {f.kind})"
         progress.step(f"game {game.game + 1}: {players}: {text}")
 
-    backend = LocalBackend(JobContext.of(cfg, stderr_dir), cfg.concurrency)
+    backend = LocalBackend(JobContext.of(cfg, stderr_dir, hidden), cfg.concurrency)
     with _interrupts() as stopping:
         try:
             run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import errno
 import functools
 import itertools
 import logging
@@ -445,6 +446,12 @@ def prepare(
             raise SandboxError(f"the sandbox is required, but {found.reason}")
         return None
     workdir = os.path.abspath(cwd or os.getcwd())
+    program = _which(argv[0], workdir, env.get("PATH", os.defpath))
+    if program is None or os.path.isdir(program):
+        # As a bare start would fail, not later from inside the sandbox.
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    if not os.access(program, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
     args = _bwrap_args(argv, workdir, env, policy, found)
     cgroups = _make_cgroups(found, policy.limits)
     try:

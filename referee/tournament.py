@@ -48,6 +48,7 @@ from ginproto.table import GameLog, play_game
 from referee import stats
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec
+from referee.sandbox import Limits, Policy, SandboxMode
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, finite_json, summarize
 from referee.store import (
@@ -96,16 +97,25 @@ class EngineEntry:
     options: tuple[tuple[str, str], ...] = ()  # sorted by name
     tc: str | None = None
     move_timeout: float | None = None
+    limits: tuple[tuple[str, int], ...] = ()  # its own sandbox limits, by name
+    network: bool | None = None
 
-    def spec(self, tc: str, move_timeout: float) -> EngineSpec:
-        """How to start it; its own time control when it has one (else the tournament's)."""
+    def spec(self, tc: str, move_timeout: float, sandbox: Policy | None = None) -> EngineSpec:
+        """How to start it; its own time control when it has one (else the tournament's),
+        and its own limits on top of the tournament's sandbox policy."""
         control = None
         if self.tc is not None or self.move_timeout is not None:
             control = TimeControl.parse(
                 self.tc or tc, move=self.move_timeout if self.move_timeout else move_timeout
             )
         argv = tuple(BUILTIN[self.command]) if isinstance(self.command, str) else self.command
-        return EngineSpec(argv, self.name, self.cwd, self.options, control)
+        policy = sandbox or Policy()
+        policy = dataclasses.replace(
+            policy,
+            limits=policy.limits.updated(dict(self.limits)),
+            network=policy.network if self.network is None else self.network,
+        )
+        return EngineSpec(argv, self.name, self.cwd, self.options, control, policy)
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -113,10 +123,12 @@ class EngineEntry:
             "command": self.command if isinstance(self.command, str) else list(self.command),
             "options": dict(self.options),
         }
-        for key in ("cwd", "tc", "move_timeout"):
+        for key in ("cwd", "tc", "move_timeout", "network"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.limits:
+            out["limits"] = dict(self.limits)
         return out
 
 
@@ -136,6 +148,9 @@ class TournamentConfig:
     concurrency: int = 1
     startup_timeout: float = 10.0
     output: str | None = None
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = Limits()
+    network: bool = False
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -159,14 +174,27 @@ class TournamentConfig:
 
     def run_options(self) -> dict[str, Any]:
         """Options free to change from run to run."""
-        return {"concurrency": self.concurrency, "startup_timeout": self.startup_timeout}
+        return {
+            "concurrency": self.concurrency,
+            "startup_timeout": self.startup_timeout,
+            "sandbox": str(self.sandbox),
+            "limits": self.limits.settings(),
+            "network": self.network,
+        }
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self.engines)
 
-    def specs(self) -> tuple[EngineSpec, ...]:
-        return tuple(e.spec(self.tc, self.move_timeout) for e in self.engines)
+    def specs(self, hidden: Sequence[str] = ()) -> tuple[EngineSpec, ...]:
+        """How to start each engine. In the sandbox, each engine's view hides the referee's
+        ``hidden`` paths and the other engines' own folders."""
+        out = []
+        for entry in self.engines:
+            others = [e.cwd for e in self.engines if e.cwd is not None and e.cwd != entry.cwd]
+            policy = Policy(self.sandbox, self.limits, self.network, (*hidden, *others))
+            out.append(entry.spec(self.tc, self.move_timeout, policy))
+        return tuple(out)
 
     @property
     def control(self) -> TimeControl:
@@ -186,6 +214,9 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "tc": "tc",
     "move_timeout": "number",
     "startup_timeout": "number",
+    "sandbox": "str",
+    "limits": "table",
+    "network": "bool",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -195,6 +226,8 @@ _ENGINE_KEYS: Final[dict[str, str]] = {
     "options": "table",
     "tc": "tc",
     "move_timeout": "number",
+    "limits": "table",
+    "network": "bool",
 }
 _KINDS: Final[dict[str, str]] = {
     "str": "a string",
@@ -340,6 +373,13 @@ def build_config(
     output = merged.get("output")
     if output is not None:
         output = str(base / output)
+    sandbox = merged.get("sandbox", "auto")
+    if sandbox not in [m.value for m in SandboxMode]:
+        raise ConfigError(
+            f"{where}sandbox must be one of {', '.join(m.value for m in SandboxMode)},"
+            f" not {sandbox!r}"
+        )
+    limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
 
     raw_engines = merged.get("engines", [])
     engines = _engines(raw_engines, base, where)
@@ -361,7 +401,17 @@ def build_config(
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
+        sandbox=SandboxMode(sandbox),
+        limits=limits,
+        network=merged.get("network", False),
     )
+
+
+def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
+    try:
+        return base.updated(table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _tc_text(value: object, where: str) -> str:
@@ -427,6 +477,8 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
                 "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
                 if "move_timeout" in table
                 else None,
+                "limits": _engine_limits(table.get("limits", {}), f"{at}limits"),
+                "network": table.get("network"),
             }
         )
     explicit: dict[str, int] = {}
@@ -454,6 +506,12 @@ def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[
             taken.add(name)
         out.append(EngineEntry(**e))
     return tuple(out)
+
+
+def _engine_limits(table: Mapping[str, Any], where: str) -> tuple[tuple[str, int], ...]:
+    """An engine's own limits, by name, in bytes (memory, disk) or a count (processes)."""
+    checked = _limits(Limits(), table, where)
+    return tuple(sorted((k.strip().lower(), getattr(checked, k.strip().lower())) for k in table))
 
 
 _INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|java|lua)[\d.]*")
@@ -602,9 +660,13 @@ class JobContext:
     stderr_dir: str | None = None
 
     @classmethod
-    def of(cls, config: TournamentConfig, stderr_dir: str | None = None) -> JobContext:
+    def of(
+        cls, config: TournamentConfig, stderr_dir: str | None = None, hidden: Sequence[str] = ()
+    ) -> JobContext:
+        """``hidden``: the referee's paths no sandboxed engine may see (the store's folder,
+        the config file, the stderr folder)."""
         return cls(
-            config.specs(),
+            config.specs(hidden),
             config.names,
             config.control,
             config.startup_timeout,
