@@ -62,7 +62,7 @@ class EngineSpec:
     cwd: str | None = None
     options: tuple[tuple[str, str], ...] = ()
     control: TimeControl | None = None  # overrides the match's time control
-    sandbox: Policy = Policy()
+    sandbox: Policy = field(default_factory=Policy)
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:

@@ -191,7 +191,7 @@ class Policy:
     whether it sees its working directory (built-in engines do not need it)."""
 
     mode: SandboxMode = SandboxMode.AUTO
-    limits: Limits = Limits()
+    limits: Limits = dataclasses.field(default_factory=Limits)
     network: bool = False
     hidden: tuple[str, ...] = ()
     workdir: bool = True

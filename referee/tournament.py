@@ -48,9 +48,9 @@ from ginproto.table import GameLog, play_game
 from referee import stats
 from referee.clock import TimeControl, TimeControlError
 from referee.engine import EngineSpec
-from referee.sandbox import Limits, Policy, SandboxMode
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, finite_json, summarize
+from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
     RECORDS_NAME,
     FaultRow,
@@ -149,7 +149,7 @@ class TournamentConfig:
     startup_timeout: float = 10.0
     output: str | None = None
     sandbox: SandboxMode = SandboxMode.AUTO
-    limits: Limits = Limits()
+    limits: Limits = dataclasses.field(default_factory=Limits)
     network: bool = False
 
     def settings(self) -> dict[str, Any]:

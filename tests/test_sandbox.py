@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,8 +28,8 @@ from click.testing import CliRunner
 from referee import sandbox
 from referee.cli import cli
 from referee.engine import EngineSpec
-from referee.process import EngineProcess
-from referee.sandbox import GiB, MiB, Limits, Policy, SandboxMode, parse_size, support
+from referee.process import EngineExited, EngineProcess
+from referee.sandbox import GiB, Limits, MiB, Policy, SandboxMode, parse_size, support
 
 ROOT = Path(__file__).resolve().parent.parent
 CHEAT = ROOT / "tests" / "engines" / "cheat.py"
@@ -129,10 +130,8 @@ def _play(tmp: Path, setting: str, mode: str, sandboxed: bool) -> Iterator[Outco
         )
     finally:
         for pid in _leftovers(marker):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 def _verifies(record: Path) -> bool:
@@ -302,7 +301,7 @@ def test_engines_of_every_kind_run_sandboxed(tmp_path: Path) -> None:
 
 
 def _has(program: str) -> bool:
-    return subprocess.run(["sh", "-c", f"command -v {program}"], capture_output=True).returncode == 0
+    return shutil.which(program) is not None
 
 
 # ------------------------------------------------------------------------------- without it
@@ -388,3 +387,27 @@ def test_the_tournament_file_sets_the_sandbox(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('"require"', '"sometimes"'))
     with pytest.raises(ConfigError, match="sandbox must be one of auto, require, off"):
         load_config(path)
+
+
+@needs_sandbox
+def test_without_cgroups_memory_is_limited_by_rlimit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no cgroup can be made (a normal user), RLIMIT_DATA limits the memory, and the
+    engine's death is still put down to the limit; the process limit is then unenforced
+    for root, and the warning says so."""
+    found = support()
+    bare = sandbox.Support(found.bwrap, "", {}, ("processes (no writable pids cgroup)",))
+    monkeypatch.setattr(sandbox, "support", lambda: bare)
+    assert sandbox.start_warnings(SandboxMode.AUTO) == [
+        "warning: sandbox limit not enforced: processes (no writable pids cgroup)"
+    ]
+    script = "import sys; print('ready', flush=True); sys.stdin.readline(); b = b'1' * (512 << 20)"
+    policy = Policy(limits=Limits(memory=256 * MiB))
+    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
+    try:
+        assert process.read_line(30) == "ready"
+        process.send("go")
+        with pytest.raises(EngineExited) as error:
+            process.read_line(30)
+    finally:
+        process.close()
+    assert str(error.value).startswith("memory limit 256 MiB: "), str(error.value)
