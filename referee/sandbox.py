@@ -224,9 +224,12 @@ def _support() -> Support:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Support(None, "bubblewrap (bwrap) is not installed", {})
+    # Every option an engine's sandbox uses, on a view of the whole system.
+    mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    mounts += ["--size", str(MiB), "--tmpfs", "/tmp"]
     try:
         done = subprocess.run(
-            [bwrap, *_NAMESPACES, "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"],
+            [bwrap, *_NAMESPACES, *_SESSION, "--unshare-net", *mounts, "--", "true"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -318,6 +321,7 @@ _NAMESPACES: Final = (
     "--unshare-uts",
     "--unshare-cgroup-try",
 )
+_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
 _counter = itertools.count(1)
 
 
@@ -523,7 +527,7 @@ def _bwrap_args(
     argv: Sequence[str], workdir: str, env: Mapping[str, str], policy: Policy, found: Support
 ) -> list[str]:
     limits = policy.limits
-    out = [*_NAMESPACES, "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    out = [*_NAMESPACES, *_SESSION]
     if not policy.network:
         out.append("--unshare-net")
     for path in _SYSTEM_DIRS:

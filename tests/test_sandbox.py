@@ -411,3 +411,36 @@ def test_without_cgroups_memory_is_limited_by_rlimit(monkeypatch: pytest.MonkeyP
     finally:
         process.close()
     assert str(error.value).startswith("memory limit 256 MiB: "), str(error.value)
+
+
+@needs_sandbox
+def test_the_disk_limit_is_the_size_of_tmp() -> None:
+    script = (
+        "import sys; print('ready', flush=True); sys.stdin.readline()\n"
+        "open('/tmp/home/big', 'wb').write(b'1' * (2 << 20))"
+    )
+    policy = Policy(limits=Limits(disk=MiB))
+    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
+    try:
+        assert process.read_line(30) == "ready"
+        process.send("go")
+        with pytest.raises(EngineExited) as error:
+            process.read_line(30)
+    finally:
+        process.close()
+    assert str(error.value).startswith("disk limit 1 MiB: "), str(error.value)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("network", [False, True])
+def test_the_network_only_when_allowed(network: bool) -> None:
+    script = "import socket; print(len(socket.if_nameindex()), flush=True)"
+    here = len(__import__("socket").if_nameindex())
+    process = EngineProcess.start(
+        [sys.executable, "-c", script], sandbox=Policy(network=network, workdir=False)
+    )
+    try:
+        seen = int(process.read_line(30))
+    finally:
+        process.close()
+    assert seen == (here if network else 1)  # a namespace of its own has only "lo"
