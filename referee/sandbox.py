@@ -10,11 +10,11 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
 - a new session, and death with the referee (``--die-with-parent``): when the outer ``bwrap``
   is killed, the namespace's first process dies, and the kernel kills every process left in
   the namespace, however it forked, ``setsid()`` or ``setpgid()`` included;
-- a read-only view of only what its command needs: the system directories, the interpreter
-  and its libraries (a virtual environment, its base Python, editable installs), the
-  directories of the files named on its command line and its working directory; the
-  referee's own files there (the record, the store, the debug log, the config, the stderr
-  folder: ``Policy.hidden``) are covered up;
+- a read-only view of only what its command needs (``referee.sandbox_view``): the system
+  directories, the interpreter and its libraries (a virtual environment, its base Python,
+  editable installs), the directories of the files named on its command line and its
+  working directory; the referee's own files there (the record, the store, the debug log,
+  the config, the stderr folder: ``Policy.hidden``) are covered up;
 - a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it.
 
 Limits (`Limits`): memory, processes and writable disk. Where the referee may create
@@ -31,7 +31,6 @@ why; the referee then plays bare with one warning line (mode ``auto``), or refus
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import errno
@@ -43,17 +42,15 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-import engines
-import ginproto
+from referee.sandbox_view import SYSTEM_DIRS, needed, to_hide, which
 
 __all__ = [
     "Jail",
@@ -79,7 +76,6 @@ HOME: Final = "/tmp/home"
 """The engine's home inside the sandbox, on its private ``/tmp``."""
 
 _CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
-_SYSTEM_DIRS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC: Final = (
     "ld.so.cache",
     "ld.so.conf",
@@ -97,6 +93,14 @@ _ETC: Final = (
     "nodejs",
 )
 _ETC_GLOBS: Final = ("python3*",)
+_NAMESPACES: Final = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+)
+_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
 LIMIT_NAMES: Final = ("memory", "processes", "disk")
 _ARGS_PIPE_MAX: Final = 60 * KiB  # below a pipe's capacity, so the write never blocks
 
@@ -314,14 +318,6 @@ def _remove_stale(base: Path) -> None:
 # --------------------------------------------------------------------------- the jail
 
 
-_NAMESPACES: Final = (
-    "--unshare-user",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-)
-_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
 _counter = itertools.count(1)
 
 
@@ -450,7 +446,7 @@ def prepare(
             raise SandboxError(f"the sandbox is required, but {found.reason}")
         return None
     workdir = os.path.abspath(cwd or os.getcwd())
-    program = _which(argv[0], workdir, env.get("PATH", os.defpath))
+    program = which(argv[0], workdir, env.get("PATH", os.defpath))
     if program is None or os.path.isdir(program):
         # As a bare start would fail, not later from inside the sandbox.
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
@@ -530,7 +526,7 @@ def _bwrap_args(
     out = [*_NAMESPACES, *_SESSION]
     if not policy.network:
         out.append("--unshare-net")
-    for path in _SYSTEM_DIRS:
+    for path in SYSTEM_DIRS:
         if os.path.islink(path):
             out += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
@@ -545,10 +541,10 @@ def _bwrap_args(
     # The private /tmp first: a directory the engine reads may lie below /tmp.
     out += ["--size", str(limits.disk), "--tmpfs", "/tmp", "--dir", HOME]
     path_var = env.get("PATH", os.defpath)
-    readable = _needed(argv, workdir if policy.workdir else None, path_var)
+    readable = needed(argv, workdir if policy.workdir else None, path_var)
     for path in readable:
         out += ["--ro-bind", path, path]
-    for path in _to_hide(policy.hidden, readable):
+    for path in to_hide(policy.hidden, readable):
         if os.path.isdir(path):
             out += ["--tmpfs", path, "--remount-ro", path]
         else:
@@ -573,145 +569,3 @@ def _prlimit(argv: list[str], limits: Limits, found: Support) -> list[str]:
     if "pids" not in found.cgroups and os.geteuid() != 0:
         options.append(f"--nproc={limits.processes}")
     return [prlimit, *options, "--", *argv] if options else argv
-
-
-# --------------------------------------------------------------------------- what it may read
-
-
-def _needed(argv: Sequence[str], workdir: str | None, path_var: str) -> list[str]:
-    """The directories the command needs, outside the system directories, without nesting."""
-    dirs: set[str] = set()
-    base = workdir or os.getcwd()
-    if workdir is not None:
-        dirs.add(workdir)
-    program = argv[0]
-    found = _which(program, base, path_var)
-    if found is not None:
-        dirs.update(_program_dirs(found, path_var))
-        if os.path.realpath(found) == os.path.realpath(sys.executable):
-            # The referee's own interpreter runs the built-in engines: their packages.
-            for package in (engines, ginproto):
-                dirs.add(str(Path(package.__file__ or "").resolve().parent))
-    for arg in argv[1:]:
-        if arg.startswith("-") or not arg:
-            continue
-        path = os.path.join(base, arg)
-        if os.path.exists(path) and not _inside(os.path.abspath(path), "/dev"):
-            real = os.path.realpath(path)
-            for candidate in (os.path.abspath(path), real):
-                dirs.add(candidate if os.path.isdir(candidate) else os.path.dirname(candidate))
-    # /tmp is the engine's own; a command naming the referee's /tmp itself gets none of it.
-    return _outermost(
-        d for d in dirs if d and not _system(d) and not _inside("/tmp", d) and os.path.isdir(d)
-    )
-
-
-def _which(program: str, base: str, path_var: str) -> str | None:
-    if os.sep in program:
-        path = os.path.join(base, program)
-        return os.path.abspath(path) if os.path.exists(path) else None
-    return shutil.which(program, path=path_var)
-
-
-def _program_dirs(program: str, path_var: str, depth: int = 0) -> set[str]:
-    """The install roots of a program, along its chain of symbolic links, and of the
-    interpreter its ``#!`` line names; a virtual environment's base Python and its editable
-    installs."""
-    dirs: set[str] = set()
-    chain = [os.path.abspath(program)]
-    seen = 0
-    while os.path.islink(chain[-1]) and seen < 20:
-        seen += 1
-        target = os.readlink(chain[-1])
-        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]), target)))
-    chain.append(os.path.realpath(program))
-    for path in chain:
-        dirs.add(_root_of(path))
-    for root in list(dirs):
-        dirs |= _venv_dirs(root)
-    if depth == 0:
-        interpreter = _shebang(os.path.realpath(program))
-        if interpreter:
-            first = interpreter[0]
-            if os.path.basename(first) == "env" and len(interpreter) > 1:
-                first = shutil.which(interpreter[1], path=path_var) or first
-            dirs |= _program_dirs(first, path_var, depth + 1)
-    return dirs
-
-
-def _root_of(path: str) -> str:
-    """``/opt/py/bin/python3`` -> ``/opt/py`` (a prefix with ``lib``); else the file's folder."""
-    folder = os.path.dirname(path)
-    if os.path.basename(folder) == "bin":
-        prefix = os.path.dirname(folder)
-        if any(os.path.exists(os.path.join(prefix, n)) for n in ("pyvenv.cfg", "lib")):
-            return prefix
-    return folder
-
-
-def _venv_dirs(root: str) -> set[str]:
-    """For a virtual environment: its base Python's prefix and its editable installs."""
-    dirs: set[str] = set()
-    cfg = os.path.join(root, "pyvenv.cfg")
-    try:
-        text = Path(cfg).read_text()
-    except OSError:
-        return dirs
-    home = re.search(r"^home\s*=\s*(.+)$", text, re.MULTILINE)
-    if home:
-        dirs.add(_root_of(os.path.join(home.group(1).strip(), "python")))
-    for site in Path(root).glob("lib*/python*/site-packages"):
-        for pth in site.glob("*.pth"):
-            for line in _read(pth).splitlines():
-                if line.startswith("/") and os.path.isdir(line.strip()):
-                    dirs.add(line.strip())
-        for finder in site.glob("__editable__*finder.py"):
-            mapping = re.search(r"^MAPPING[^=]*=\s*(\{.*\})\s*$", _read(finder), re.MULTILINE)
-            if mapping:
-                with contextlib.suppress(ValueError, SyntaxError):
-                    for value in ast.literal_eval(mapping.group(1)).values():
-                        if isinstance(value, str) and os.path.exists(value):
-                            dirs.add(value if os.path.isdir(value) else os.path.dirname(value))
-    return dirs
-
-
-def _shebang(path: str) -> list[str]:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(256)
-    except OSError:
-        return []
-    if not head.startswith(b"#!"):
-        return []
-    return head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _system(path: str) -> bool:
-    return any(_inside(path, d) for d in _SYSTEM_DIRS) or path in ("/", "/etc")
-
-
-def _outermost(paths: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for path in sorted(set(paths), key=len):
-        if not any(_inside(path, kept) for kept in out):
-            out.append(path)
-    return sorted(out)
-
-
-def _to_hide(hidden: Sequence[str], readable: Sequence[str]) -> list[str]:
-    """The referee's paths inside a readable directory; never one that would cover a
-    directory the engine needs."""
-    out = []
-    for raw in hidden:
-        path = os.path.abspath(raw)
-        if not os.path.lexists(path):
-            continue
-        inside = any(_inside(path, d) for d in readable)
-        covers = any(_inside(d, path) for d in readable)
-        if inside and not covers:
-            out.append(path)
-    return _outermost(out)
