@@ -7,11 +7,11 @@ on its command line, so a test can find them.
 
 Modes, each tried when the engine starts, unless said otherwise:
 
-- ``kill``: SIGKILL the opponent's processes, found by a /proc scan (at every decision).
+- ``kill``: SIGKILL the opponent's processes, found by a /proc scan (all the time).
 - ``pipes``: read the opponent's stdin through /proc/<pid>/fd/0, then write ``quit`` to it
-  (at every decision).
+  (all the time).
 - ``referee``: read the referee's command line, environment and memory (/proc/<pid>/mem).
-- ``ptrace``: PTRACE_ATTACH the opponent and the referee.
+- ``ptrace``: PTRACE_ATTACH the opponent and the referee (at every decision too).
 - ``files``: look for the seed or the records in the files it can read (the record, the
   config, the debug log), below its working directory (at every decision too).
 - ``store``: open the tournament's SQLite store, for reading and writing.
@@ -29,6 +29,7 @@ import re
 import signal
 import sqlite3
 import sys
+import threading
 import time
 
 from ginproto.sdk import Engine, GameView, Move
@@ -49,8 +50,8 @@ def report(what: str) -> None:
         sys.stderr.flush()
 
 
-def processes() -> list[tuple[int, list[str]]]:
-    """Every other process we can see, with its command line."""
+def processes() -> list[tuple[int, int, list[str]]]:
+    """Every other process we can see: pid, parent pid, command line."""
     out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -58,59 +59,91 @@ def processes() -> list[tuple[int, list[str]]]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
-        except OSError:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        out.append((int(entry), argv))
+        out.append((int(entry), ppid, argv))
     return out
 
 
 def victims() -> list[int]:
-    return [pid for pid, argv in processes() if VICTIM.search(" ".join(argv))]
-
-
-def referees() -> list[int]:
-    """The referee: ginref itself, or a worker process forked from it."""
+    """The opponents: engines started by the same referee process as we were (only those,
+    so that a run without the sandbox harms no other program on the machine)."""
     return [
         pid
-        for pid, argv in processes()
-        if argv
-        and (
-            os.path.basename(argv[0]) == "ginref"
-            or any(os.path.basename(a) == "ginref" or "referee.cli" in a for a in argv[:3])
-        )
+        for pid, ppid, argv in processes()
+        if ppid == os.getppid() and VICTIM.search(" ".join(argv))
     ]
 
 
+def referees() -> list[int]:
+    """The referee: ginref itself, or its worker process, among our ancestors."""
+    table = {pid: (ppid, argv) for pid, ppid, argv in processes()}
+    out = []
+    pid = os.getppid()
+    while pid in table and pid > 1:
+        ppid, argv = table[pid]
+        if any(os.path.basename(a) == "ginref" or "referee.cli" in a for a in argv[:3]):
+            out.append(pid)
+        pid = ppid
+    return out
+
+
 def attack_kill() -> None:
-    for pid in victims():
-        try:
-            os.kill(pid, signal.SIGKILL)
-            report(f"killed {pid}")
-        except OSError:
-            pass
+    """Kill the opponent again and again, in a thread of its own: the referee restarts an
+    engine that died between two decisions, but not one that dies while it is asked."""
+
+    def loop() -> None:
+        while True:
+            for pid in victims():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    report(f"killed {pid}")
+                except OSError:
+                    pass
+            time.sleep(0.01)
+
+    threading.Thread(target=loop, daemon=True).start()
 
 
 def attack_pipes() -> None:
-    for pid in victims():
-        try:
-            fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
-            try:
-                data = os.read(fd, 4096)
-                if data:
-                    report(f"read {pid}'s input: {data[:60]!r}")
-            except BlockingIOError:
-                report(f"opened {pid}'s input for reading")
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
-        try:
-            fd = os.open(f"/proc/{pid}/fd/0", os.O_WRONLY | os.O_NONBLOCK)
-            os.write(fd, b"quit\n")
-            os.close(fd)
-            report(f"wrote quit to {pid}'s input")
-        except OSError:
-            pass
+    """Spy on the opponent's input once, then keep writing ``quit`` into it, in a thread of
+    its own (as for ``kill``)."""
+    spied: set[int] = set()
+
+    def loop() -> None:
+        while True:
+            for pid in victims():
+                if pid not in spied:
+                    spied.add(pid)
+                    spy(pid)
+                try:
+                    fd = os.open(f"/proc/{pid}/fd/0", os.O_WRONLY | os.O_NONBLOCK)
+                    os.write(fd, b"quit\n")
+                    os.close(fd)
+                    report(f"wrote quit to {pid}'s input")
+                except OSError:
+                    pass
+            time.sleep(0.01)
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def spy(pid: int) -> None:
+    try:
+        fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        data = os.read(fd, 4096)
+        report(f"read {pid}'s input: {data[:60]!r}" if data else f"opened {pid}'s input")
+    except BlockingIOError:
+        report(f"opened {pid}'s input for reading")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def secrets_in(data: bytes, where: str) -> None:
@@ -119,6 +152,8 @@ def secrets_in(data: bytes, where: str) -> None:
 
 
 def attack_referee() -> None:
+    for pid, _ppid, argv in processes():  # and any command line in sight
+        secrets_in("\0".join(argv).encode(), f"the command line of {pid}")
     for pid in referees():
         for part in ("cmdline", "environ"):
             try:
@@ -258,7 +293,7 @@ ATTACKS = {
     "memory": attack_memory,
     "fork": attack_fork,
 }
-EVERY_MOVE = {"kill", "pipes", "files"}  # the opponent, the record may come after we start
+EVERY_MOVE = {"files", "ptrace"}  # the opponent and the record come later
 AT_FIRST_MOVE = {"memory", *EVERY_MOVE}
 
 
