@@ -4,8 +4,12 @@ Measured in one run, on this machine, alternating the two so that a change of lo
 
 1. start time: from ``EngineProcess.start`` to the first line back, for ``cat`` (the cost of
    the sandbox alone), the built-in Python engine ``random`` and ``js-simple`` under node
-   (the handshake, ``gin`` to ``ginok``); the median of ``--starts`` starts, then closed;
-2. a match between built-in engines at concurrency 1: decisions per second.
+   (the handshake, ``gin`` to ``ginok``): the fastest and the median of ``--starts`` starts;
+2. a match between built-in engines at concurrency 1: decisions per second, the best of
+   ``--rounds`` matches each.
+
+On a busy machine the medians wander with the load; the fastest start and the best rate are
+the steadier figures.
 
 Usage: ``python bench/sandbox.py [--starts N] [--games N] [--engines simple simple]``
 """
@@ -48,14 +52,17 @@ def start_once(spec: EngineSpec, policy: Policy, first: str, until: str) -> floa
         process.close(grace=0.2, quit_line="quit")
 
 
-def start_times(spec: EngineSpec, first: str, until: str, n: int) -> tuple[float, float]:
+def start_times(
+    spec: EngineSpec, first: str, until: str, n: int
+) -> tuple[list[float], list[float]]:
+    """Seconds of ``n`` starts each, bare and sandboxed, alternating."""
     bare: list[float] = []
     boxed: list[float] = []
     start_once(spec, SANDBOXED, first, until)  # warm the caches once
     for _ in range(n):
         bare.append(start_once(spec, BARE, first, until))
         boxed.append(start_once(spec, SANDBOXED, first, until))
-    return statistics.median(bare), statistics.median(boxed)
+    return bare, boxed
 
 
 def decisions_per_second(engines: list[str], games: int, policy: Policy) -> tuple[float, int]:
@@ -80,7 +87,8 @@ def decisions_per_second(engines: list[str], games: int, policy: Policy) -> tupl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=15, help="starts per engine (default 15)")
-    parser.add_argument("--games", type=int, default=20, help="games per match (default 20)")
+    parser.add_argument("--games", type=int, default=10, help="games per match (default 10)")
+    parser.add_argument("--rounds", type=int, default=3, help="matches of each (default 3)")
     parser.add_argument("--engines", nargs=2, default=["simple", "simple"], metavar="ENGINE")
     args = parser.parse_args()
     found = support()
@@ -88,28 +96,30 @@ def main() -> None:
         sys.exit(f"the sandbox cannot run here: {found.reason}")
     print(f"limits by {'cgroups' if found.cgroups else 'rlimits'}; bwrap {found.bwrap}")
 
-    print("start time (median)        bare    sandboxed   cost      ratio")
+    print("start time, fastest (median)       bare             sandboxed        cost    ratio")
     engines = [("cat", EngineSpec(("cat",)), "hello", "hello")]
     engines.append(("random (Python)", EngineSpec.parse("random"), "gin", "ginok"))
     if shutil.which("node"):
         engines.append(("js-simple (node)", EngineSpec.parse("js-simple"), "gin", "ginok"))
     for label, spec, first, until in engines:
         bare, boxed = start_times(spec, first, until, args.starts)
+        fast, slow = min(bare), min(boxed)
         print(
-            f"  {label:<22} {bare * 1e3:7.1f} ms {boxed * 1e3:7.1f} ms"
-            f" {(boxed - bare) * 1e3:+7.1f} ms   {boxed / bare:5.2f}"
+            f"  {label:<22} {fast * 1e3:7.1f} ({statistics.median(bare) * 1e3:6.1f}) ms"
+            f" {slow * 1e3:7.1f} ({statistics.median(boxed) * 1e3:6.1f}) ms"
+            f" {(slow - fast) * 1e3:+7.1f} ms  {slow / fast:5.2f}"
         )
 
     rates: dict[str, list[float]] = {"bare": [], "sandboxed": []}
     count = 0
-    for _ in range(2):
+    for _ in range(args.rounds):
         for name, policy in (("bare", BARE), ("sandboxed", SANDBOXED)):
             rate, count = decisions_per_second(args.engines, args.games, policy)
             rates[name].append(rate)
     bare_rate, boxed_rate = max(rates["bare"]), max(rates["sandboxed"])
     print(
         f"match {' vs '.join(args.engines)}, {args.games} games ({count} decisions),"
-        f" best of 2 runs each:"
+        f" best of {args.rounds} matches each:"
     )
     print(f"  decisions per second: bare {bare_rate:8.1f}   sandboxed {boxed_rate:8.1f}"
           f"   ratio {boxed_rate / bare_rate:.3f}")
