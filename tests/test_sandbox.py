@@ -444,3 +444,19 @@ def test_the_network_only_when_allowed(network: bool) -> None:
     finally:
         process.close()
     assert seen == (here if network else 1)  # a namespace of its own has only "lo"
+
+
+@pytest.mark.parametrize(("options", "code"), [([], 0), (["--sandbox", "require"], 1)])
+def test_a_tournament_where_the_sandbox_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, options: list[str], code: int
+) -> None:
+    _unavailable(monkeypatch)
+    (tmp_path / "t.toml").write_text(
+        'games = 1\noutput = "out"\n[[engines]]\ncommand = "random"\n'
+        '[[engines]]\ncommand = "simple"\n'
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(tmp_path / "t.toml"), "-q", *options])
+    assert result.exit_code == code, result.output
+    warned = [line for line in result.output.splitlines() if "NOT isolated" in line]
+    assert len(warned) == (0 if code else 1)
+    assert ("1 of 1 games played" in result.output) == (code == 0)
