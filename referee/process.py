@@ -581,7 +581,10 @@ class EngineProcess:
 
     def _exited_error(self) -> EngineExited:
         code = self._status()
-        message = self._context(_describe_status(code))
+        shown = code
+        if self._jail is not None and code is not None and 128 < code < 128 + 65:
+            shown = 128 - code  # bwrap exits with 128 + N when its command died of signal N
+        message = self._context(_describe_status(shown))
         limit = self._jail.limit_hit(self.stderr_tail) if self._jail is not None else None
         if limit is not None:
             message = f"{limit}: {message}"
