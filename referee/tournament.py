@@ -115,7 +115,7 @@ class EngineEntry:
             limits=policy.limits.updated(dict(self.limits)),
             network=policy.network if self.network is None else self.network,
         )
-        return EngineSpec(argv, self.name, self.cwd, self.options, control, policy)
+        return EngineSpec(argv, self.name, self.cwd, self.options, control, sandbox=policy)
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {
