@@ -321,6 +321,7 @@ def _check_handshake(s: _Session) -> str:
             env=dict(s.spec.env),
             name=s.spec.label,
             on_line=s.hook,
+            sandbox=s.spec.policy,
         )
     except EngineError as exc:
         s.broken = "the engine cannot be started"

@@ -15,15 +15,21 @@ from ginproto import __version__
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import (
+    announce_sandbox,
     dask_option,
+    engine_limits,
     env_item,
     env_option,
     open_cluster,
     random_seed,
     rule_items,
+    sandbox_mode,
+    sandbox_options,
+    sandboxed,
     seed_value,
     timeout_options,
 )
+from referee.cli_options import engine_prefix as _engine_prefix
 from referee.clock import TimeControl, TimeControlError
 from referee.dask_backend import DaskError
 from referee.engine import EngineSpec, EngineSpecError
@@ -114,18 +120,6 @@ def parse_engines(
     return tuple(specs)
 
 
-def _engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
-    head, sep, rest = item.partition(":")
-    if sep and head.isdigit():
-        index = int(head)
-        if not 1 <= index <= count:
-            raise click.BadParameter(
-                f"engine number {index} is not between 1 and {count}", param_hint=hint
-            )
-        return [index - 1], rest
-    return list(range(count)), item
-
-
 def parse_seed(seed: str | None) -> int | str:
     if seed is None:
         return random_seed()
@@ -205,6 +199,7 @@ def parse_seed(seed: str | None) -> int | str:
     metavar="N=NAME",
     help="Show engine N under NAME instead of its id name.",
 )
+@sandbox_options()
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
@@ -236,6 +231,10 @@ def match(
     options: tuple[str, ...],
     env: tuple[str, ...],
     names: tuple[str, ...],
+    sandbox: str,
+    no_sandbox: bool,
+    limits: tuple[str, ...],
+    network: bool,
     as_json: bool,
     dask: str | None,
     quiet: bool,
@@ -256,6 +255,8 @@ def match(
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
     specs = parse_engines(engines, options, names, env)
+    mode = sandbox_mode(sandbox, no_sandbox)
+    engine_limit = engine_limits(limits, len(engines))
     try:
         control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:
@@ -267,6 +268,8 @@ def match(
             raise click.BadParameter(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
+    announce_sandbox(mode)
+    specs = sandboxed(specs, mode, engine_limit, network, [record, debug_log], [stderr_dir])
     runner: JobRunner = run_jobs
     where = ""
     if dask is not None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import click
 
 from referee.check import run_checks
-from referee.cli_options import env_item, env_option, timeout_options
+from referee.cli_options import (
+    announce_sandbox,
+    engine_limits,
+    env_item,
+    env_option,
+    sandbox_mode,
+    sandbox_options,
+    sandboxed,
+    timeout_options,
+)
 from referee.engine import EngineSpec, EngineSpecError
 
 
@@ -22,6 +31,7 @@ from referee.engine import EngineSpec, EngineSpecError
 )
 @env_option(numbered=False)
 @click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
+@sandbox_options()
 def check(
     engine: str,
     move_timeout: float,
@@ -30,6 +40,10 @@ def check(
     options: tuple[str, ...],
     env: tuple[str, ...],
     verbose: bool,
+    sandbox: str,
+    no_sandbox: bool,
+    limits: tuple[str, ...],
+    network: bool,
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
 
@@ -50,6 +64,9 @@ def check(
         spec = EngineSpec.parse(engine, options=tuple(pairs), env=tuple(variables.items()))
     except EngineSpecError as exc:
         raise click.BadParameter(str(exc), param_hint="ENGINE") from None
+    mode = sandbox_mode(sandbox, no_sandbox)
+    announce_sandbox(mode)
+    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network)
     results = run_checks(
         spec,
         move_timeout=move_timeout,

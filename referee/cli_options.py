@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -10,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from referee.clock import DEFAULT_MARGIN
+from referee.engine import EngineSpec
+from referee.sandbox import Limits, Policy, SandboxError, SandboxMode, start_warnings, support
 
 if TYPE_CHECKING:
     from referee.dask_backend import DaskCluster
@@ -138,3 +142,137 @@ def open_cluster(address: str) -> DaskCluster:
         return DaskCluster(address)
     except DaskError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callable[[F], F]:
+    """``--sandbox auto|require|off`` and its alias ``--no-sandbox``; with ``limits``, also
+    ``--limit [N:]NAME=VALUE`` and ``--network``. A ``default`` of None leaves the mode to a
+    config file."""
+
+    def decorate(command: F) -> F:
+        if limits:
+            command = click.option(
+                "--network",
+                is_flag=True,
+                help="Let the sandboxed engines use the network (default: none).",
+            )(command)
+            command = click.option(
+                "--limit",
+                "limits",
+                multiple=True,
+                metavar="[N:]NAME=VALUE",
+                help="A sandbox limit for engine N or all: memory=2G, processes=128,"
+                " disk=256M (the defaults; repeatable).",
+            )(command)
+        command = click.option(
+            "--no-sandbox",
+            is_flag=True,
+            help="Run the engines bare, on purpose (as --sandbox off).",
+        )(command)
+        return click.option(
+            "--sandbox",
+            "sandbox",
+            type=click.Choice([m.value for m in SandboxMode]),
+            default=default,
+            show_default=default is not None,
+            help="Each engine in a bubblewrap sandbox: auto (where it can run, else a"
+            " warning), require (refuse to start without it), off."
+            + ("" if default else " Default: the file's, else auto."),
+        )(command)
+
+    return decorate
+
+
+def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
+    """The mode from ``--sandbox`` and ``--no-sandbox``, which must not contradict."""
+    if no_sandbox:
+        if sandbox not in (None, SandboxMode.AUTO.value, SandboxMode.OFF.value):
+            raise click.UsageError(f"--no-sandbox contradicts --sandbox {sandbox}")
+        return SandboxMode.OFF
+    return SandboxMode(sandbox or SandboxMode.AUTO.value)
+
+
+def announce_sandbox(mode: SandboxMode) -> None:
+    """Print the sandbox's warning lines on stderr (where it cannot run, or a limit cannot
+    be enforced); with ``require``, refuse to start where it cannot run."""
+    try:
+        lines = start_warnings(mode)
+    except SandboxError as exc:
+        raise click.ClickException(f"{exc}; refusing to start") from None
+    for line in lines:
+        click.echo(line, err=True)
+
+
+def engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
+    """``N:REST`` -> ([N - 1], REST); without a number prefix every engine: (all, item)."""
+    head, sep, rest = item.partition(":")
+    if sep and head.isdigit():
+        index = int(head)
+        if not 1 <= index <= count:
+            raise click.BadParameter(
+                f"engine number {index} is not between 1 and {count}", param_hint=hint
+            )
+        return [index - 1], rest
+    return list(range(count)), item
+
+
+def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
+    """Each engine's limits from ``--limit [N:]NAME=VALUE`` options."""
+    per_engine: list[dict[str, str]] = [{} for _ in range(count)]
+    for item in items:
+        target, rest = engine_prefix(item, count, "--limit")
+        name, sep, value = rest.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(
+                f"expected [N:]NAME=VALUE, not {item!r}", param_hint="--limit"
+            )
+        for i in target:
+            per_engine[i][name] = value
+    out = []
+    for values in per_engine:
+        try:
+            out.append(Limits().updated(values))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--limit") from None
+    return out
+
+
+def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = ()) -> list[str]:
+    """Create the referee's output files (empty, if new) and folders before any engine
+    starts, so that the sandbox can cover them up; their absolute paths."""
+    out = []
+    try:
+        for folder in folders:
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+                out.append(os.path.abspath(folder))
+        for path in paths:
+            if path:
+                if not os.path.lexists(path):
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+                out.append(os.path.abspath(path))
+    except OSError as exc:
+        raise click.ClickException(f"cannot write: {exc}") from None
+    return out
+
+
+def sandboxed(
+    specs: Sequence[EngineSpec],
+    mode: SandboxMode,
+    limits: Sequence[Limits] | None = None,
+    network: bool = False,
+    files: Sequence[str | None] = (),
+    folders: Sequence[str | None] = (),
+) -> tuple[EngineSpec, ...]:
+    """The specs with their sandbox policies. The referee's output ``files`` and
+    ``folders`` are created first when the sandbox will run, so that it can hide them."""
+    hidden: tuple[str, ...] = ()
+    if mode is not SandboxMode.OFF and support().available:
+        hidden = tuple(reserve_paths(files, folders))
+    return tuple(
+        dataclasses.replace(
+            spec,
+            sandbox=Policy(mode, limits[i] if limits else Limits(), network, hidden),
+        )
+        for i, spec in enumerate(specs)
+    )

@@ -24,11 +24,15 @@ import click
 from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli_options import (
+    announce_sandbox,
     dask_option,
     margin_option,
     open_cluster,
     random_seed,
+    reserve_paths,
     rule_items,
+    sandbox_mode,
+    sandbox_options,
     seed_value,
 )
 from referee.dask_backend import DaskBackend, DaskError
@@ -81,6 +85,17 @@ Example config (every key but the engines has a default):
     tc = "30+0.5"               # its own time control
     options = { Seed = 7 }
     env = { PYTHONPATH = "lib" }  # added to the engine's minimal environment
+    limits = { memory = "4G" }  # its own sandbox limits (see sandbox, [limits] below)
+    network = false
+
+    Sandbox (every engine runs in bubblewrap where it can):
+
+    sandbox = "auto"            # or "require", or "off"
+    network = false             # may the engines use the network
+    [limits]                    # per engine; these are the defaults
+    memory = "2G"
+    processes = 128
+    disk = "256M"               # its private /tmp and home
 """
 
 
@@ -138,6 +153,7 @@ Example config (every key but the engines has a default):
     help="Check every stored result in DIR against its record, then exit (1 if any differ).",
 )
 @dask_option("Play on a Dask cluster: a scheduler's address, or local:N (default: the file's).")
+@sandbox_options(limits=False, default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option(
     "--html",
@@ -166,6 +182,8 @@ def tournament(
     stderr_dir: str | None,
     verify: str | None,
     dask: str | None,
+    sandbox: str | None,
+    no_sandbox: bool,
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
@@ -212,6 +230,7 @@ def tournament(
         dask=dask,
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
+        sandbox=None if sandbox is None and not no_sandbox else sandbox_mode(sandbox, no_sandbox),
     )
     directory = resume or output
     stored: dict[str, Any] | None = None
@@ -238,7 +257,8 @@ def tournament(
         )
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
-    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out)
+    announce_sandbox(cfg.sandbox)
+    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out, config)
 
 
 def _verify(directory: str) -> None:
@@ -272,6 +292,7 @@ def _run(
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
+    config: str | None = None,
 ) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
@@ -284,7 +305,9 @@ def _run(
     try:
         if not resume and cfg.dask is None:
             _preflight(cfg)  # before the store is created: a new run is not started at all
-        backend = _backend(cfg, stderr_dir)  # on a cluster: checks the engines on every worker
+        # No sandboxed engine sees the store, the records, the config or the stderr files.
+        hidden = reserve_paths([config], [directory, stderr_dir])
+        backend = _backend(cfg, stderr_dir, hidden)  # on a cluster: checks every worker's engines
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
@@ -320,10 +343,12 @@ def _preflight(cfg: TournamentConfig) -> None:
         preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
     except EngineNotReady as exc:
         raise click.ClickException(str(exc)) from None
-def _backend(cfg: TournamentConfig, stderr_dir: str | None) -> Backend:
+
+
+def _backend(cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str]) -> Backend:
     """Local workers, or the Dask cluster, connected and with every engine checked on every
-    worker before game 1."""
-    context = JobContext.of(cfg, stderr_dir)
+    worker before game 1. A sandboxed engine sees none of the ``hidden`` paths."""
+    context = JobContext.of(cfg, stderr_dir, hidden)
     if cfg.dask is None:
         return LocalBackend(context, cfg.concurrency)
     cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))

@@ -44,6 +44,7 @@ from referee.process import (
     EngineTimeout,
     LineHook,
 )
+from referee.sandbox import Policy
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,9 @@ class EngineSpecError(ValueError):
 @dataclass(frozen=True, slots=True)
 class EngineSpec:
     """How to start an engine: argv (never run through a shell), working directory,
-    options to set, and an optional display name overriding its ``id name``. ``env`` is
-    added to the minimal environment every engine gets (``referee.process``)."""
+    options to set, an optional display name overriding its ``id name``, and its sandbox
+    (``referee.sandbox``: on where it can run, by default). ``env`` is added to the minimal
+    environment every engine gets (``referee.process``)."""
 
     argv: tuple[str, ...]
     name: str | None = None
@@ -64,6 +66,7 @@ class EngineSpec:
     options: tuple[tuple[str, str], ...] = ()
     control: TimeControl | None = None  # overrides the match's time control
     env: tuple[tuple[str, str], ...] = ()
+    sandbox: Policy = field(default_factory=Policy)
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:
@@ -83,12 +86,20 @@ class EngineSpec:
     @property
     def label(self) -> str:
         """A name to show before the engine has said its own."""
-        if self.name:
-            return self.name
-        for name in BUILTIN:
-            if list(self.argv) == BUILTIN[name]:
-                return name
-        return os.path.basename(self.argv[0])
+        return self.name or self.builtin or os.path.basename(self.argv[0])
+
+    @property
+    def builtin(self) -> str | None:
+        """The built-in engine this is, if it is one."""
+        return next((name for name in BUILTIN if list(self.argv) == BUILTIN[name]), None)
+
+    @property
+    def policy(self) -> Policy:
+        """The sandbox policy to start it with: a built-in engine run from no folder of its
+        own does not see the working directory."""
+        if self.builtin is not None and self.cwd is None:
+            return replace(self.sandbox, workdir=False)
+        return self.sandbox
 
 
 @dataclass(slots=True)
@@ -147,6 +158,7 @@ class EnginePlayer:
                 stderr_path=self.stderr_path,
                 line_limit=self.line_limit,
                 on_line=self.on_line,
+                sandbox=self.spec.policy,
             )
         except EngineError as exc:
             raise PlayerFault(FaultKind.CRASH, f"cannot start: {exc}") from None

@@ -52,7 +52,15 @@ from ginproto.table import (
     Step,
     play_game,
 )
-from referee.cli_options import env_option, timeout_options
+from referee.cli_options import (
+    announce_sandbox,
+    engine_limits,
+    env_option,
+    sandbox_mode,
+    sandbox_options,
+    sandboxed,
+    timeout_options,
+)
 from referee.replay import Style
 
 log = logging.getLogger(__name__)
@@ -824,6 +832,7 @@ def catch_interrupts(human: HumanPlayer) -> Iterator[None]:
     default=None,
     help="Suit symbols and colour (default: on a terminal, unless NO_COLOR is set).",
 )
+@sandbox_options()
 def play(
     engine: str,
     variant: str,
@@ -839,6 +848,10 @@ def play(
     env: tuple[str, ...],
     name: str,
     colour: bool | None,
+    sandbox: str,
+    no_sandbox: bool,
+    limits: tuple[str, ...],
+    network: bool,
 ) -> None:
     """Play a game yourself against ENGINE, in the terminal.
 
@@ -864,6 +877,9 @@ def play(
             "ginref play is for the two-player games: " + ", ".join(TWO_PLAYER_VARIANTS)
         ) from None
     (spec,) = parse_engines((engine,), options, (), env)
+    mode = sandbox_mode(sandbox, no_sandbox)
+    announce_sandbox(mode)
+    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network, [record])
     try:
         control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:

@@ -8,7 +8,8 @@ short machine ``reason`` and never blocks for longer than the timeout it asked f
 Design (synchronous, thread based, so that a match runner can run N games in N threads):
 
 - The engine runs in its own session and process group (``start_new_session=True``), from an argv
-  list and never through a shell, with a minimal environment.
+  list and never through a shell, with a minimal environment; given a sandbox policy, inside
+  bubblewrap with its limits (``referee.sandbox`` builds that command and cleans up after it).
 - A reader thread cuts stdout into lines of at most ``line_limit`` bytes and feeds them to an inbox
   that is bounded in bytes: an engine that floods stdout fills its own pipe and is slowed down,
   while the referee's memory stays flat.
@@ -41,6 +42,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Final, Self
+
+from referee.sandbox import Jail, Policy, SandboxError, prepare
 
 __all__ = [
     "EngineBrokenPipe",
@@ -251,9 +254,11 @@ class EngineProcess:
         stderr_sink: IO[bytes] | None,
         stderr_limit: int,
         on_line: LineHook | None,
+        jail: Jail | None = None,
     ) -> None:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
+        self._jail = jail
         self.name = name
         self.line_limit = line_limit
         self._on_line = on_line
@@ -296,8 +301,12 @@ class EngineProcess:
         *,
         on_line: LineHook | None = None,
         stderr_limit: int = DEFAULT_STDERR_LIMIT,
+        sandbox: Policy | None = None,
     ) -> EngineProcess:
         """Start ``argv`` (never through a shell) in its own process group.
+
+        With a ``sandbox`` policy it starts inside bubblewrap with its limits
+        (``referee.sandbox``), unless the policy's mode says to run it bare.
 
         ``env`` entries are added to `minimal_environment`; nothing else is inherited.
         ``stderr_path`` receives the engine's stderr (at most ``stderr_limit`` bytes, the rest is
@@ -322,9 +331,12 @@ class EngineProcess:
             # Appended to, so that a restarted engine keeps its earlier crash log. The file is
             # the referee's: an OSError here is raised as it is, never blamed on the engine.
             sink = open(stderr_path, "ab", buffering=0)  # noqa: SIM115 - the stderr thread's
+        jail: Jail | None = None
         try:
+            if sandbox is not None:
+                jail = prepare(argv, cwd, full_env, sandbox)
             proc = subprocess.Popen(
-                _die_with_parent(argv, cwd, full_env),
+                jail.command if jail is not None else _die_with_parent(argv, cwd, full_env),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -332,13 +344,25 @@ class EngineProcess:
                 env=full_env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=jail.pass_fds if jail is not None else (),
                 bufsize=0,
             )
-        except OSError as exc:
+        except (OSError, SandboxError) as exc:
             if sink is not None:
                 sink.close()
+            if jail is not None:
+                jail.release()
             raise EngineStartError(f"{name}: cannot start {argv[0]!r}: {exc}", name=name) from exc
-        logger.debug("%s started: pid %d, argv %r, cwd %r", name, proc.pid, list(argv), cwd)
+        if jail is not None:
+            jail.started()
+        logger.debug(
+            "%s started: pid %d, argv %r, cwd %r%s",
+            name,
+            proc.pid,
+            list(argv),
+            cwd,
+            ", sandboxed" if jail is not None else "",
+        )
         return cls(
             proc,
             name=name,
@@ -346,6 +370,7 @@ class EngineProcess:
             stderr_sink=sink,
             stderr_limit=stderr_limit,
             on_line=on_line,
+            jail=jail,
         )
 
     # ----------------------------------------------------------------------- accessors
@@ -368,6 +393,11 @@ class EngineProcess:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the engine runs in a sandbox."""
+        return self._jail is not None
 
     @property
     def stderr_tail(self) -> str:
@@ -491,6 +521,8 @@ class EngineProcess:
             finally:
                 self._closed = True
                 self._stop_threads()
+                if self._jail is not None:
+                    self._jail.release()
             logger.debug("%s closed: %s", self.name, _describe_status(self._proc.returncode))
 
     def __enter__(self) -> Self:
@@ -553,9 +585,17 @@ class EngineProcess:
 
     def _exited_error(self) -> EngineExited:
         code = self._status()
+        code = self._status()
         if code is not None:  # give the last words on stderr a moment to arrive
             self._stderr_thread.join(_JOIN_TIMEOUT / 5)
-        return EngineExited(self._context(_describe_status(code)), name=self.name, returncode=code)
+        shown = code
+        if self._jail is not None and code is not None and 128 < code < 128 + 65:
+            shown = 128 - code  # bwrap exits with 128 + N when its command died of signal N
+        message = self._context(_describe_status(shown))
+        limit = self._jail.limit_hit(self.stderr_tail) if self._jail is not None else None
+        if limit is not None:
+            message = f"{limit}: {message}"
+        return EngineExited(message, name=self.name, returncode=code)
 
     def _context(self, what: str) -> str:
         message = f"engine {self.name!r} (pid {self.pid}) {what}"

@@ -53,6 +53,7 @@ from referee.dask_backend import parse_address
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, distinct, finite_json, signed, summarize
+from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
     RECORDS_NAME,
     FaultRow,
@@ -121,9 +122,18 @@ class EngineEntry:
     tc: str | None = None
     move_timeout: float | None = None
     env: tuple[tuple[str, str], ...] = ()  # sorted by name
+    limits: tuple[tuple[str, int], ...] = ()  # its own sandbox limits, by name
+    network: bool | None = None
 
-    def spec(self, tc: str, move_timeout: float, margin: float = DEFAULT_MARGIN) -> EngineSpec:
-        """How to start it; its own time control when it has one (else the tournament's)."""
+    def spec(
+        self,
+        tc: str,
+        move_timeout: float,
+        margin: float = DEFAULT_MARGIN,
+        sandbox: Policy | None = None,
+    ) -> EngineSpec:
+        """How to start it; its own time control when it has one (else the tournament's),
+        and its own limits on top of the tournament's sandbox policy."""
         control = None
         if self.tc is not None or self.move_timeout is not None:
             control = TimeControl.parse(
@@ -132,7 +142,15 @@ class EngineEntry:
                 margin=margin,
             )
         argv = tuple(BUILTIN[self.command]) if isinstance(self.command, str) else self.command
-        return EngineSpec(argv, self.name, self.cwd, self.options, control, self.env)
+        policy = sandbox or Policy()
+        policy = dataclasses.replace(
+            policy,
+            limits=policy.limits.updated(dict(self.limits)),
+            network=policy.network if self.network is None else self.network,
+        )
+        return EngineSpec(
+            argv, self.name, self.cwd, self.options, control, self.env, sandbox=policy
+        )
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -140,12 +158,14 @@ class EngineEntry:
             "command": self.command if isinstance(self.command, str) else list(self.command),
             "options": dict(self.options),
         }
-        for key in ("cwd", "tc", "move_timeout"):
+        for key in ("cwd", "tc", "move_timeout", "network"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
         if self.env:
             out["env"] = dict(self.env)
+        if self.limits:
+            out["limits"] = dict(self.limits)
         return out
 
 
@@ -167,6 +187,9 @@ class TournamentConfig:
     output: str | None = None
     time_margin: float = DEFAULT_MARGIN
     dask: str | None = None  # a Dask scheduler's address, or local:N; None: local workers
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    network: bool = False
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -194,14 +217,24 @@ class TournamentConfig:
             "concurrency": self.concurrency,
             "startup_timeout": self.startup_timeout,
             "time_margin": self.time_margin,
+            "sandbox": str(self.sandbox),
+            "limits": self.limits.settings(),
+            "network": self.network,
         }
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self.engines)
 
-    def specs(self) -> tuple[EngineSpec, ...]:
-        return tuple(e.spec(self.tc, self.move_timeout, self.time_margin) for e in self.engines)
+    def specs(self, hidden: Sequence[str] = ()) -> tuple[EngineSpec, ...]:
+        """How to start each engine. In the sandbox, each engine's view hides the referee's
+        ``hidden`` paths and the other engines' own folders."""
+        out = []
+        for entry in self.engines:
+            others = [e.cwd for e in self.engines if e.cwd is not None and e.cwd != entry.cwd]
+            policy = Policy(self.sandbox, self.limits, self.network, (*hidden, *others))
+            out.append(entry.spec(self.tc, self.move_timeout, self.time_margin, policy))
+        return tuple(out)
 
     @property
     def control(self) -> TimeControl:
@@ -223,6 +256,9 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "startup_timeout": "number",
     "time_margin": "number",
     "dask": "str",
+    "sandbox": "str",
+    "limits": "table",
+    "network": "bool",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -233,6 +269,8 @@ _ENGINE_KEYS: Final[dict[str, str]] = {
     "tc": "tc",
     "move_timeout": "number",
     "env": "table",
+    "limits": "table",
+    "network": "bool",
 }
 _KINDS: Final[dict[str, str]] = {
     "str": "a string",
@@ -387,6 +425,13 @@ def build_config(
             dask = parse_address(dask)
         except ValueError as exc:
             raise ConfigError(f"{where}dask: {exc}") from None
+    sandbox = merged.get("sandbox", "auto")
+    if sandbox not in [m.value for m in SandboxMode]:
+        raise ConfigError(
+            f"{where}sandbox must be one of {', '.join(m.value for m in SandboxMode)},"
+            f" not {sandbox!r}"
+        )
+    limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
@@ -411,7 +456,17 @@ def build_config(
         output=output,
         time_margin=float(time_margin),
         dask=dask,
+        sandbox=SandboxMode(sandbox),
+        limits=limits,
+        network=merged.get("network", False),
     )
+
+
+def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
+    try:
+        return base.updated(table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _tc_text(value: object, where: str) -> str:
@@ -488,6 +543,8 @@ def _engines(
                 "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
                 if "move_timeout" in table
                 else None,
+                "limits": _engine_limits(table.get("limits", {}), f"{at}limits"),
+                "network": table.get("network"),
             }
         )
     explicit: dict[str, int] = {}
@@ -515,6 +572,12 @@ def _engines(
             taken.add(name)
         out.append(EngineEntry(**e))
     return tuple(out)
+
+
+def _engine_limits(table: Mapping[str, Any], where: str) -> tuple[tuple[str, int], ...]:
+    """An engine's own limits, by name, in bytes (memory, disk) or a count (processes)."""
+    checked = _limits(Limits(), table, where)
+    return tuple(sorted((k.strip().lower(), getattr(checked, k.strip().lower())) for k in table))
 
 
 _INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|java|lua)[\d.]*")
@@ -663,9 +726,13 @@ class JobContext:
     stderr_dir: str | None = None
 
     @classmethod
-    def of(cls, config: TournamentConfig, stderr_dir: str | None = None) -> JobContext:
+    def of(
+        cls, config: TournamentConfig, stderr_dir: str | None = None, hidden: Sequence[str] = ()
+    ) -> JobContext:
+        """``hidden``: the referee's paths no sandboxed engine may see (the store's folder,
+        the config file, the stderr folder)."""
         return cls(
-            config.specs(),
+            config.specs(hidden),
             config.names,
             config.control,
             config.startup_timeout,

@@ -390,7 +390,8 @@ def test_ctrl_c_forfeits_records_and_closes_the_engine(tmp_path: Path) -> None:
     record = tmp_path / "game.gin"
     pid_file = tmp_path / "engine.pid"
     engine = f"/bin/sh -c 'echo $$ > {pid_file}; exec {sys.executable} -m engines.simple_engine'"
-    child = start(["play", engine, "--seed", "5", "--record", str(record)])
+    # Bare, so that the engine can write its pid (as the referee sees it) into this folder.
+    child = start(["play", engine, "--seed", "5", "--record", str(record), "--no-sandbox"])
     child.expect(PROMPT)
     pid = int(pid_file.read_text())
     assert Path(f"/proc/{pid}").exists()

@@ -1,0 +1,571 @@
+"""Each engine in a sandbox of its own: bubblewrap for what it can see, cgroups for what it may use.
+
+An engine is a program we did not write. Run bare, it could kill its opponent, read the
+opponent's pipes or the referee's memory through /proc, read the record being written, or
+leave a process behind. So by default every engine starts inside bubblewrap (``bwrap``, the
+sandbox Flatpak uses), and this module is the thin adapter that builds its command line:
+
+- its own PID, IPC, UTS, network and user namespaces: it sees no process but its own, has no
+  network (unless allowed), and holds no capability;
+- a new session, and death with the referee (``--die-with-parent``): when the outer ``bwrap``
+  is killed, the namespace's first process dies, and the kernel kills every process left in
+  the namespace, however it forked, ``setsid()`` or ``setpgid()`` included;
+- a read-only view of only what its command needs (``referee.sandbox_view``): the system
+  directories, the interpreter and its libraries (a virtual environment, its base Python,
+  editable installs), the directories of the files named on its command line and its
+  working directory; the referee's own files there (the record, the store, the debug log,
+  the config, the stderr folder: ``Policy.hidden``) are covered up;
+- a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it.
+
+Limits (`Limits`): memory, processes and writable disk. Where the referee may create
+cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and
+one pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit``
+inside the sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes
+(which the kernel does not apply to root: `support` then says the process limit is not
+enforced). The disk limit is the size of the ``/tmp`` tmpfs.
+
+Where bubblewrap cannot run (not installed, or user namespaces disabled), `support` says
+why; the referee then plays bare with one warning line (mode ``auto``), or refuses to start
+(``require``). ``off`` runs bare on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import functools
+import itertools
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Final
+
+from referee.sandbox_view import SYSTEM_DIRS, needed, to_hide, which
+
+__all__ = [
+    "Jail",
+    "Limits",
+    "Policy",
+    "SandboxError",
+    "SandboxMode",
+    "Support",
+    "format_size",
+    "parse_size",
+    "prepare",
+    "start_warnings",
+    "support",
+]
+
+logger = logging.getLogger(__name__)
+
+KiB: Final = 1 << 10
+MiB: Final = 1 << 20
+GiB: Final = 1 << 30
+
+HOME: Final = "/tmp/home"
+"""The engine's home inside the sandbox, on its private ``/tmp``."""
+
+_CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
+_ETC: Final = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "localtime",
+    "timezone",
+    "ssl",
+    "ca-certificates",
+    "hosts",
+    "mime.types",
+    "nodejs",
+)
+_ETC_GLOBS: Final = ("python3*",)
+_NAMESPACES: Final = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+)
+_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
+LIMIT_NAMES: Final = ("memory", "processes", "disk")
+_ARGS_PIPE_MAX: Final = 60 * KiB  # below a pipe's capacity, so the write never blocks
+
+
+class SandboxError(RuntimeError):
+    """The sandbox was required but cannot run; the message says why."""
+
+
+class SandboxMode(StrEnum):
+    """``auto``: sandbox when possible, else warn and run bare; ``require``: refuse to run
+    bare; ``off``: run bare on purpose."""
+
+    AUTO = "auto"
+    REQUIRE = "require"
+    OFF = "off"
+
+
+# --------------------------------------------------------------------------- limits
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``"2G"``, ``"512MiB"``, ``"100k"`` or a number of bytes; ValueError otherwise."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"expected a size such as 2G, 512M or 100000, not {text!r}")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    size = int(number * {"": 1, "k": KiB, "m": MiB, "g": GiB, "t": 1 << 40}[unit])
+    if size < 1:
+        raise ValueError(f"a size must be positive, not {text!r}")
+    return size
+
+
+def format_size(size: int) -> str:
+    """``2147483648`` -> ``"2 GiB"``; sizes that are not whole units keep a decimal."""
+    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if size >= unit:
+            value = size / unit
+            return f"{value:g} {name}" if value.is_integer() else f"{value:.1f} {name}"
+    return f"{size} B"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one engine may use: bytes of memory, processes (threads count, as the kernel
+    counts them), and bytes written to its private ``/tmp`` (and home)."""
+
+    memory: int = 2 * GiB
+    processes: int = 128
+    disk: int = 256 * MiB
+
+    def updated(self, items: Mapping[str, object]) -> Limits:
+        """These limits with ``items`` (``memory="1G"``, ``processes=32``...) applied;
+        ValueError names a bad name or value."""
+        changes: dict[str, int] = {}
+        for name, value in items.items():
+            key = name.strip().lower()
+            if key not in LIMIT_NAMES:
+                raise ValueError(f"unknown limit {name!r}; limits are {', '.join(LIMIT_NAMES)}")
+            if key == "processes":
+                text = str(value).strip()
+                if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+                    raise ValueError(f"processes must be a whole number above 0, not {value!r}")
+                changes[key] = int(text)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                if value < 1:
+                    raise ValueError(f"{key} must be positive, not {value}")
+                changes[key] = value
+            elif isinstance(value, str):
+                changes[key] = parse_size(value)
+            else:
+                raise ValueError(f"{key} must be a size such as \"2G\", not {value!r}")
+        return dataclasses.replace(self, **changes)
+
+    def describe(self, name: str) -> str:
+        """``"memory limit 2 GiB"``, ``"process limit 128"``, ``"disk limit 256 MiB"``."""
+        if name == "processes":
+            return f"process limit {self.processes}"
+        return f"{name} limit {format_size(getattr(self, name))}"
+
+    def settings(self) -> dict[str, int]:
+        """The limits that differ from the defaults (for a tournament's stored settings)."""
+        default = Limits()
+        return {n: getattr(self, n) for n in LIMIT_NAMES if getattr(self, n) != getattr(default, n)}
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How one engine is to be run: the mode, its limits, whether it may use the network,
+    and the referee's paths it must not see even inside a directory it may read, and
+    whether it sees its working directory (built-in engines do not need it)."""
+
+    mode: SandboxMode = SandboxMode.AUTO
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    network: bool = False
+    hidden: tuple[str, ...] = ()
+    workdir: bool = True
+
+
+# --------------------------------------------------------------------------- support
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """What this machine offers: whether bubblewrap runs (``reason`` says why not), and how
+    the limits are enforced (``cgroups``: memory and pids cgroups; else rlimits),
+    with a sentence for each limit that cannot be enforced."""
+
+    bwrap: str | None
+    reason: str
+    cgroups: dict[str, Path]
+    unenforced: tuple[str, ...] = ()
+
+    @property
+    def available(self) -> bool:
+        return self.bwrap is not None
+
+
+_probe_lock = threading.Lock()
+
+
+@functools.cache
+def _support() -> Support:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Support(None, "bubblewrap (bwrap) is not installed", {})
+    # Every option an engine's sandbox uses, on a view of the whole system.
+    mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    mounts += ["--size", str(MiB), "--tmpfs", "/tmp"]
+    try:
+        done = subprocess.run(
+            [bwrap, *_NAMESPACES, *_SESSION, "--unshare-net", *mounts, "--", "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Support(None, f"bwrap cannot run: {exc}", {})
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = why[-1] if why else f"exit status {done.returncode}"
+        return Support(None, f"bwrap cannot create its namespaces ({detail})", {})
+    cgroups = _cgroup_dirs()
+    unenforced: list[str] = []
+    if "memory" not in cgroups and shutil.which("prlimit") is None:
+        unenforced.append("memory (no memory cgroup and no prlimit)")
+    if "pids" not in cgroups and (os.geteuid() == 0 or shutil.which("prlimit") is None):
+        unenforced.append(
+            "processes (no writable pids cgroup"
+            + (", and RLIMIT_NPROC does not apply to root)" if os.geteuid() == 0 else ")")
+        )
+    return Support(bwrap, "", cgroups, tuple(unenforced))
+
+
+def support() -> Support:
+    """Probe the machine once per process: bubblewrap, namespaces, cgroups."""
+    with _probe_lock:
+        return _support()
+
+
+def start_warnings(mode: SandboxMode) -> list[str]:
+    """The warning lines a match or tournament prints at its start, or raises `SandboxError`
+    for ``require`` when the sandbox cannot run. ``off`` is a choice, and says nothing."""
+    if mode is SandboxMode.OFF:
+        return []
+    found = support()
+    if not found.available:
+        if mode is SandboxMode.REQUIRE:
+            raise SandboxError(f"the sandbox is required, but {found.reason}")
+        return [
+            f"warning: engines are NOT isolated: {found.reason}; they run bare, able to see"
+            " and harm each other and the referee (install bubblewrap, or --no-sandbox to"
+            " choose this)"
+        ]
+    return [f"warning: sandbox limit not enforced: {what}" for what in found.unenforced]
+
+
+def _cgroup_dirs() -> dict[str, Path]:
+    """The referee's own v1 memory and pids cgroups, where it can create children."""
+    found: dict[str, Path] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            if controller not in ("memory", "pids"):
+                continue
+            base = _CGROUP_ROOT / controller / path.lstrip("/")
+            probe = base / f"ginref-probe-{os.getpid()}"
+            try:
+                probe.mkdir()
+                probe.rmdir()
+            except OSError:
+                continue
+            _remove_stale(base)
+            found[controller] = base
+    return found
+
+
+def _remove_stale(base: Path) -> None:
+    """Remove the empty cgroups left by referees that were killed before cleaning up."""
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            match = re.fullmatch(r"ginref-(\d+)-\d+", entry.name)
+            if match and not Path(f"/proc/{match.group(1)}").exists():
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
+
+
+# --------------------------------------------------------------------------- the jail
+
+
+_counter = itertools.count(1)
+
+
+class Jail:
+    """One engine process's sandbox: the command to start, and its cgroups.
+
+    ``command`` and ``pass_fds`` go to ``Popen``; `started` is called once it has started,
+    `limit_hit` after it died (which limit, if any, killed it), and `release` after it was
+    reaped (it kills whatever is left in its cgroups and removes them).
+    """
+
+    def __init__(
+        self,
+        command: list[str],
+        pass_fds: tuple[int, ...],
+        info_fd: int,
+        limits: Limits,
+        cgroups: dict[str, Path],
+    ) -> None:
+        self.command = command
+        self.pass_fds = pass_fds
+        self.info_fd = info_fd
+        self.limits = limits
+        self.cgroups = cgroups
+
+    def started(self) -> None:
+        """The process has started: close our end of the arguments pipe."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
+
+    def limit_hit(self, stderr_tail: str = "") -> str | None:
+        """``"memory limit 2 GiB"`` (or processes, disk) if the engine ran into a limit."""
+        memory = self.cgroups.get("memory")
+        if memory is not None:
+            control = _read(memory / "memory.oom_control")
+            kills = re.search(r"oom_kill (\d+)", control)
+            hit = int(kills.group(1)) > 0 if kills else _read(memory / "memory.failcnt") != "0"
+            if hit:
+                return self.limits.describe("memory")
+        pids = self.cgroups.get("pids")
+        if pids is not None:
+            events = re.search(r"max (\d+)", _read(pids / "pids.events"))
+            if events and int(events.group(1)) > 0:
+                return self.limits.describe("processes")
+        tail = stderr_tail[-2000:]
+        if "No space left on device" in tail or "ENOSPC" in tail:
+            return self.limits.describe("disk")
+        if memory is None and re.search(
+            r"MemoryError|Cannot allocate memory|out of memory|bad_alloc|allocation failed", tail
+        ):
+            return self.limits.describe("memory")
+        if pids is None and re.search(r"Resource temporarily unavailable|EAGAIN", tail):
+            return self.limits.describe("processes")
+        return None
+
+    def release(self) -> None:
+        """After bwrap was killed: wait for the namespace's first process to end (the kernel
+        kills the rest of the namespace before it does), kill what is left in the cgroups
+        (nothing, normally) and remove them."""
+        init = self._init_pid()
+        if init is not None:
+            deadline = time.monotonic() + 2.0
+            while _running(init) and time.monotonic() < deadline:
+                time.sleep(0.002)
+        for path in self.cgroups.values():
+            deadline = time.monotonic() + 2.0
+            while True:
+                pids = [int(p) for p in _read(path / "cgroup.procs").split()]
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        logger.warning("cannot remove the cgroup %s", path)
+                        break
+                    time.sleep(0.005)
+        self.cgroups = {}
+        self.started()
+        if self.info_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.info_fd)
+            self.info_fd = -1
+
+    def _init_pid(self) -> int | None:
+        if self.info_fd < 0:
+            return None
+        try:
+            data = os.read(self.info_fd, 4096)
+        except OSError:
+            return None
+        match = re.search(rb'"child-pid"\s*:\s*(\d+)', data)
+        return int(match.group(1)) if match else None
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    stat = _read(Path(f"/proc/{pid}/stat"))
+    return bool(stat) and stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def prepare(
+    argv: Sequence[str], cwd: str | None, env: Mapping[str, str], policy: Policy
+) -> Jail | None:
+    """The sandbox for ``argv`` (run in ``cwd`` with ``env``), or None to run it bare
+    (mode ``off``, or ``auto`` where the sandbox cannot run). Raises `SandboxError` for
+    ``require`` where it cannot run."""
+    if policy.mode is SandboxMode.OFF:
+        return None
+    found = support()
+    if found.bwrap is None:
+        if policy.mode is SandboxMode.REQUIRE:
+            raise SandboxError(f"the sandbox is required, but {found.reason}")
+        return None
+    workdir = os.path.abspath(cwd or os.getcwd())
+    program = which(argv[0], workdir, env.get("PATH", os.defpath))
+    if program is None or os.path.isdir(program):
+        # As a bare start would fail, not later from inside the sandbox.
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    if not os.access(program, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
+    args = _bwrap_args(argv, workdir, env, policy, found)
+    cgroups = _make_cgroups(found, policy.limits)
+    try:
+        command, fds, info = _command(found.bwrap, args, cgroups)
+    except BaseException:
+        Jail([], (), -1, policy.limits, cgroups).release()
+        raise
+    return Jail(command, fds, info, policy.limits, cgroups)
+
+
+def _make_cgroups(found: Support, limits: Limits) -> dict[str, Path]:
+    made: dict[str, Path] = {}
+    name = f"ginref-{os.getpid()}-{next(_counter)}"
+    settings = {
+        "memory": [
+            ("memory.limit_in_bytes", limits.memory),
+            ("memory.memsw.limit_in_bytes", limits.memory),
+        ],
+        # The sandbox's own two processes (bwrap and its init) count too.
+        "pids": [("pids.max", limits.processes + 2)],
+    }
+    for controller, base in found.cgroups.items():
+        path = base / name
+        try:
+            path.mkdir()
+            made[controller] = path
+            for file, value in settings[controller]:
+                if (path / file).exists():
+                    (path / file).write_text(str(value))
+        except OSError as exc:
+            logger.warning("cannot set up the %s cgroup %s: %s", controller, path, exc)
+    return made
+
+
+def _command(
+    bwrap: str, args: list[str], cgroups: Mapping[str, Path]
+) -> tuple[list[str], tuple[int, ...], int]:
+    """The command that starts bwrap inside the cgroups, the descriptors it inherits, and
+    ours of its info pipe. bwrap reads its arguments from a pipe (``--args``), so that its
+    command line, which its first process keeps where the engine can read it, holds no path
+    of the referee's (only the engine's own command follows); it writes the pid of that first
+    process to the info pipe."""
+    split = args.index("--")
+    options, inner = ["--info-fd", "", *args[:split]], args[split:]
+    info_read, info_write = os.pipe()
+    os.set_blocking(info_read, False)
+    options[1] = str(info_write)
+    data = "".join(a + "\0" for a in options).encode()
+    fds: tuple[int, ...] = (info_write,)
+    command = [bwrap, *options, *inner]
+    if len(data) <= _ARGS_PIPE_MAX:
+        read, write = os.pipe()
+        try:
+            os.write(write, data)
+        finally:
+            os.close(write)
+        fds += (read,)
+        command = [bwrap, "--args", str(read), *inner]
+    if cgroups:
+        # The shell joins the cgroups, then becomes bwrap: everything it starts is inside.
+        joins = " && ".join(f'echo $$ > "${i + 1}"' for i in range(len(cgroups)))
+        script = f'{joins} && shift {len(cgroups)} && exec "$@"'
+        procs = [str(path / "cgroup.procs") for path in cgroups.values()]
+        command = ["/bin/sh", "-c", script, "sh", *procs, *command]
+    return command, fds, info_read
+
+
+def _bwrap_args(
+    argv: Sequence[str], workdir: str, env: Mapping[str, str], policy: Policy, found: Support
+) -> list[str]:
+    limits = policy.limits
+    out = [*_NAMESPACES, *_SESSION]
+    if not policy.network:
+        out.append("--unshare-net")
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            out += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            out += ["--ro-bind", path, path]
+    etc = [f"/etc/{name}" for name in _ETC]
+    for pattern in _ETC_GLOBS:
+        etc += [str(p) for p in sorted(Path("/etc").glob(pattern))]
+    for path in etc:
+        if os.path.lexists(path):
+            out += ["--ro-bind-try", path, path]
+    out += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    # The private /tmp first: a directory the engine reads may lie below /tmp.
+    out += ["--size", str(limits.disk), "--tmpfs", "/tmp", "--dir", HOME]
+    path_var = env.get("PATH", os.defpath)
+    readable = needed(argv, workdir if policy.workdir else None, path_var)
+    for path in readable:
+        out += ["--ro-bind", path, path]
+    for path in to_hide(policy.hidden, readable):
+        if os.path.isdir(path):
+            out += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            out += ["--ro-bind", "/dev/null", path]
+    out += ["--setenv", "HOME", HOME, "--setenv", "TMPDIR", "/tmp"]
+    out += ["--chdir", workdir if policy.workdir else HOME]
+    inner = list(argv)
+    if not found.cgroups.keys() >= {"memory", "pids"}:
+        inner = _prlimit(inner, limits, found)
+    return [*out, "--", *inner]
+
+
+def _prlimit(argv: list[str], limits: Limits, found: Support) -> list[str]:
+    """Rlimits set inside the sandbox (so RLIMIT_NPROC counts only the sandbox's processes),
+    for the limits no cgroup enforces."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return argv
+    options = []
+    if "memory" not in found.cgroups:
+        options.append(f"--data={limits.memory}")
+    if "pids" not in found.cgroups and os.geteuid() != 0:
+        options.append(f"--nproc={limits.processes}")
+    return [prlimit, *options, "--", *argv] if options else argv
