@@ -235,6 +235,7 @@ def match(
     no_sandbox: bool,
     limits: tuple[str, ...],
     network: bool,
+    readable: tuple[str, ...],
     as_json: bool,
     dask: str | None,
     quiet: bool,
@@ -269,7 +270,9 @@ def match(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
     announce_sandbox(mode)
-    specs = sandboxed(specs, mode, engine_limit, network, [record, debug_log], [stderr_dir])
+    specs = sandboxed(
+        specs, mode, engine_limit, network, [record, debug_log], [stderr_dir], readable
+    )
     runner: JobRunner = run_jobs
     where = ""
     if dask is not None:

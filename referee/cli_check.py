@@ -44,6 +44,7 @@ def check(
     no_sandbox: bool,
     limits: tuple[str, ...],
     network: bool,
+    readable: tuple[str, ...],
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
 
@@ -66,7 +67,7 @@ def check(
         raise click.BadParameter(str(exc), param_hint="ENGINE") from None
     mode = sandbox_mode(sandbox, no_sandbox)
     announce_sandbox(mode)
-    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network)
+    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network, readable=readable)
     results = run_checks(
         spec,
         move_timeout=move_timeout,

@@ -152,6 +152,15 @@ def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callab
     def decorate(command: F) -> F:
         if limits:
             command = click.option(
+                "--read",
+                "readable",
+                multiple=True,
+                metavar="PATH",
+                type=click.Path(exists=True),
+                help="A file or folder every sandboxed engine may read, besides what its"
+                " command needs (repeatable): a runtime its script starts, a data file.",
+            )(command)
+            command = click.option(
                 "--network",
                 is_flag=True,
                 help="Let the sandboxed engines use the network (default: none).",
@@ -263,16 +272,24 @@ def sandboxed(
     network: bool = False,
     files: Sequence[str | None] = (),
     folders: Sequence[str | None] = (),
+    readable: Sequence[str] = (),
 ) -> tuple[EngineSpec, ...]:
     """The specs with their sandbox policies. The referee's output ``files`` and
-    ``folders`` are created first when the sandbox will run, so that it can hide them."""
+    ``folders`` are created first when the sandbox will run, so that it can hide them;
+    ``readable`` paths are shown to every engine (read-only)."""
     hidden: tuple[str, ...] = ()
     if mode is not SandboxMode.OFF and support().available:
         hidden = tuple(reserve_paths(files, folders))
     return tuple(
         dataclasses.replace(
             spec,
-            sandbox=Policy(mode, limits[i] if limits else Limits(), network, hidden),
+            sandbox=Policy(
+                mode,
+                limits[i] if limits else Limits(),
+                network,
+                hidden,
+                readable=tuple(os.path.abspath(p) for p in readable),
+            ),
         )
         for i, spec in enumerate(specs)
     )

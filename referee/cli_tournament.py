@@ -92,6 +92,7 @@ Example config (every key but the engines has a default):
 
     sandbox = "auto"            # or "require", or "off"
     network = false             # may the engines use the network
+    read = ["/opt/runtimes"]    # more paths every engine may read (relative to this file)
     [limits]                    # per engine; these are the defaults
     memory = "2G"
     processes = 128

@@ -852,6 +852,7 @@ def play(
     no_sandbox: bool,
     limits: tuple[str, ...],
     network: bool,
+    readable: tuple[str, ...],
 ) -> None:
     """Play a game yourself against ENGINE, in the terminal.
 
@@ -879,7 +880,9 @@ def play(
     (spec,) = parse_engines((engine,), options, (), env)
     mode = sandbox_mode(sandbox, no_sandbox)
     announce_sandbox(mode)
-    (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network, [record])
+    (spec,) = sandboxed(
+        (spec,), mode, engine_limits(limits, 1), network, [record], readable=readable
+    )
     try:
         control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:

@@ -199,6 +199,7 @@ class Policy:
     network: bool = False
     hidden: tuple[str, ...] = ()
     workdir: bool = True
+    readable: tuple[str, ...] = ()  # more paths it may read, given by the user
 
 
 # --------------------------------------------------------------------------- support
@@ -542,6 +543,7 @@ def _bwrap_args(
     out += ["--size", str(limits.disk), "--tmpfs", "/tmp", "--dir", HOME]
     path_var = env.get("PATH", os.defpath)
     readable = needed(argv, workdir if policy.workdir else None, path_var)
+    readable += [os.path.abspath(p) for p in policy.readable if os.path.exists(p)]
     for path in readable:
         out += ["--ro-bind", path, path]
     for path in to_hide(policy.hidden, readable):

@@ -190,6 +190,7 @@ class TournamentConfig:
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = dataclasses.field(default_factory=Limits)
     network: bool = False
+    readable: tuple[str, ...] = ()  # more paths every sandboxed engine may read
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -220,6 +221,7 @@ class TournamentConfig:
             "sandbox": str(self.sandbox),
             "limits": self.limits.settings(),
             "network": self.network,
+            "read": list(self.readable),
         }
 
     @property
@@ -232,7 +234,13 @@ class TournamentConfig:
         out = []
         for entry in self.engines:
             others = [e.cwd for e in self.engines if e.cwd is not None and e.cwd != entry.cwd]
-            policy = Policy(self.sandbox, self.limits, self.network, (*hidden, *others))
+            policy = Policy(
+                self.sandbox,
+                self.limits,
+                self.network,
+                (*hidden, *others),
+                readable=self.readable,
+            )
             out.append(entry.spec(self.tc, self.move_timeout, self.time_margin, policy))
         return tuple(out)
 
@@ -259,6 +267,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "sandbox": "str",
     "limits": "table",
     "network": "bool",
+    "read": "paths",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -282,6 +291,7 @@ _KINDS: Final[dict[str, str]] = {
     "tc": 'a time control such as "60+0.5" or "inf"',
     "engines": "an array of tables ([[engines]])",
     "command": "a string or an array of strings",
+    "paths": "an array of strings",
 }
 
 
@@ -298,6 +308,7 @@ def _type_ok(kind: str, value: object) -> bool:
         "engines": isinstance(value, list) and all(isinstance(v, dict) for v in value),
         "command": isinstance(value, str)
         or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+        "paths": isinstance(value, list) and all(isinstance(v, str) for v in value),
     }[kind]
 
 
@@ -459,6 +470,7 @@ def build_config(
         sandbox=SandboxMode(sandbox),
         limits=limits,
         network=merged.get("network", False),
+        readable=tuple(str(base / path) for path in merged.get("read", [])),
     )
 
 

@@ -178,6 +178,8 @@ def test_check_passes_env_and_time_margin_to_the_engine(tmp_path: Path) -> None:
     code, lines, output = check(
         str(script), "--env", "GIN_MODEL=small", "--env", f"PYTHONPATH={root}",
         "--time-margin", "0.05",
+        # the script starts the referee's interpreter, wherever it is installed
+        "--read", sys.prefix, "--read", sys.base_prefix,
     )
     assert code == 0, output
 

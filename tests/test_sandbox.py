@@ -304,6 +304,31 @@ def _has(program: str) -> bool:
     return shutil.which(program) is not None
 
 
+@needs_sandbox
+def test_read_shows_an_engine_what_its_script_starts(tmp_path: Path) -> None:
+    """A script that uses a folder the sandbox cannot know of (here it sources a file from
+    a runtime folder elsewhere) cannot start sandboxed, and says why; ``--read`` makes
+    that folder readable, and then it plays."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / "env.sh").write_text(f"PY={sys.executable}\n")
+    script = tmp_path / "bot" / "bot.sh"
+    script.parent.mkdir()
+    script.write_text(f'#!/bin/sh\n. {runtime}/env.sh\nexec "$PY" -m engines.random_engine\n')
+    script.chmod(0o755)
+    base = [GINREF, "match", str(script), "random", "--games", "1", "--seed", "1", "-q"]
+    base += ["--env", f"1:PYTHONPATH={ROOT}", "--startup-timeout", "30"]
+    base += ["--read", sys.prefix, "--read", sys.base_prefix]  # the interpreter, wherever
+    refused = subprocess.run(base, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "env.sh" in refused.stderr and "cannot be used" in refused.stderr
+    played = subprocess.run(
+        [*base, "--read", str(runtime)], capture_output=True, text=True, timeout=120
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    assert "Score of" in played.stdout
+
+
 # ------------------------------------------------------------------------------- without it
 
 
