@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import make_deck
 
 from engines.expert.knowledge import Knowledge
 from engines.expert.strategy import Evaluator, Params
@@ -24,7 +25,6 @@ from ginproto.moves import Move, MoveKind
 from ginproto.protocol import Go
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, play_game
-from helpers import make_deck
 from referee.cli import cli
 
 NON_DEALER = "Ac 2c 3c 7d 8d 9h Jh Qs Ks 5c"
