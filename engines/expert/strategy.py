@@ -5,6 +5,9 @@ the value of knocking now, all measured with the rules core (``ginproto.melds``)
 draw from the stock and the best discard: ``E1(H) = sum over unseen u of P(u is next) *
 min_d deadwood(H + u - d)``. It rewards hands with many live outs (a card that completes a meld
 and is not already dead in the pile or known in the opponent's hand) as well as low deadwood.
+A discard is scored ``E1 + raw_weight * deadwood``: the plain deadwood counts once more,
+because an opponent who knocks early catches a hand with its deadwood as it is. With more time
+(``deep_discards``) the best few discards are looked at two draws deep.
 
 **Danger.** A discard the opponent can meld is a gift: the chance that it holds two cards that
 meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points.
@@ -50,7 +53,7 @@ class Params:
     take_margin: float = 0.0  # how much better taking must look than the stock
     knock_samples: int = 24
     deep_discards: int = 0  # discards also looked at two draws deep
-    raw_weight: float = 0.0  # how much plain deadwood counts beside the expected deadwood
+    raw_weight: float = 0.5  # how much plain deadwood counts beside the expected deadwood
 
 
 def _mask(cards: Sequence[Card]) -> int:
@@ -171,16 +174,15 @@ class Evaluator:
         for card in allowed:
             rest = [c for c in cards if c != card]
             scores[card] = self.expected(rest) + weight * self.danger(card)
-            if self.params.raw_weight:
-                scores[card] += self.params.raw_weight * deadwood(rest)
+            scores[card] += self.params.raw_weight * deadwood(rest)
         deep = self.params.deep_discards
         if deep > 1 and len(scores) > 1 and self.outs:
             top = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))[:deep]
-            scores = {
-                card: self.expected2([c for c in cards if c != card])
-                + weight * self.danger(card)
-                for card in top
-            }
+            scores = {}
+            for card in top:
+                rest = [c for c in cards if c != card]
+                scores[card] = self.expected2(rest) + weight * self.danger(card)
+                scores[card] += self.params.raw_weight * deadwood(rest)
         return scores
 
     def take_gain(self, cards: Sequence[Card], top: Card) -> float:
