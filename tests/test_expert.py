@@ -170,10 +170,9 @@ def test_games_in_every_variant_have_no_fault(variant: Variant) -> None:
     players = [ExpertEngine(), SimpleEngine()]
     if variant is Variant.THREEHANDED:
         players.append(ExpertEngine())
-    for key in range(2):
-        log = play_game(rules, players, "variants", key)
-        assert log.fault is None
-        assert log.game.is_over
+    log = play_game(rules, players, "variants", 0)
+    assert log.fault is None
+    assert log.game.is_over
 
 
 def test_it_beats_random_play() -> None:
