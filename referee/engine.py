@@ -63,7 +63,7 @@ class EngineSpec:
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:
-        """A built-in name (``random``, ``expert``...) or a command line, split as a shell
+        """A built-in name (``random``, ``simple``...) or a command line, split as a shell
         would split it (``"node engines/simple.js"``) but never run through one."""
         text = text.strip()
         if text in BUILTIN:
