@@ -20,6 +20,7 @@ from pathlib import Path
 _MODULES: dict[str, str] = {
     "random": "engines.random_engine",
     "simple": "engines.simple_engine",
+    "expert": "engines.expert_engine",
 }
 
 _HERE = Path(__file__).resolve().parent

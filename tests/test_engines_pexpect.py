@@ -153,7 +153,9 @@ def test_random_engine_seed_option(procs: list[Proc]) -> None:
     assert engine.quit() == 0
 
 
-@pytest.mark.parametrize(("first", "second"), [("random", "simple"), ("simple", "random")])
+@pytest.mark.parametrize(
+    ("first", "second"), [("random", "simple"), ("simple", "random"), ("expert", "simple")]
+)
 def test_a_full_hand_between_two_engine_processes(
     first: str, second: str, procs: list[Proc]
 ) -> None:

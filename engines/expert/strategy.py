@@ -1,0 +1,216 @@
+"""The expert's evaluation: expected deadwood after the next draw, the danger of a discard, and
+the value of knocking now, all measured with the rules core (``ginproto.melds``).
+
+**Expected deadwood.** A 10-card hand is worth the deadwood it is expected to have after one more
+draw from the stock and the best discard: ``E1(H) = sum over unseen u of P(u is next) *
+min_d deadwood(H + u - d)``. It rewards hands with many live outs (a card that completes a meld
+and is not already dead in the pile or known in the opponent's hand) as well as low deadwood.
+A discard is scored ``E1 + raw_weight * deadwood``: the plain deadwood counts once more,
+because an opponent who knocks early catches a hand with its deadwood as it is. With more time
+(``deep_discards``) the best few discards are looked at two draws deep.
+
+**Danger.** A discard the opponent can meld is a gift: the chance that it holds two cards that
+meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points.
+
+**Drawing.** The pile's top card is taken when the hand after taking it and discarding is
+expected to be better, one draw later, than the hand after a draw from the stock; both sides look
+exactly one stock draw ahead.
+
+**Knocking.** The engine samples opponent hands from the inference and plays each showdown with
+the referee's own layoff rules (``best_layoffs``): the mean score is the value of knocking now.
+It knocks when that beats a threshold that shrinks as the stock runs out (near the two-card
+draw, any positive expectation beats a drawn hand) and always goes gin.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engines.expert.knowledge import PARTNER_MASKS, Knowledge, meld_partners
+from ginproto.cards import DECK, Card
+from ginproto.melds import (
+    best_layoffs,
+    deadwood,
+    discard_deadwoods,
+    knock_options,
+    knocker_arrangement,
+)
+
+__all__ = ["Evaluator", "Params"]
+
+_NO_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class Params:
+    """The tuned weights of the evaluation (points unless said otherwise)."""
+
+    danger_points: float = 6.0
+    knock_threshold: float = 4.0  # mean knock score needed with a full stock
+    knock_late_threshold: float = 0.0  # ... and with four or fewer cards left
+    take_margin: float = 0.0  # how much better taking must look than the stock
+    knock_samples: int = 24
+    deep_discards: int = 0  # discards also looked at two draws deep
+    raw_weight: float = 0.5  # how much plain deadwood counts beside the expected deadwood
+
+
+def _mask(cards: Sequence[Card]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c.index
+    return mask
+
+
+class Evaluator:
+    """The evaluation of one decision: ``Knowledge`` plus caches keyed by hand."""
+
+    def __init__(self, knowledge: Knowledge, params: Params, rng: random.Random) -> None:
+        self.k = knowledge
+        self.params = params
+        self.rng = rng
+        # The cards that may come from the stock, with the chance each is the next card.
+        self.outs: list[tuple[Card, float, int]] = [
+            (c, p, PARTNER_MASKS[c.index])
+            for c in knowledge.unseen
+            if (p := knowledge.stock_probability(c)) > 0
+        ]
+        self._e1: dict[int, float] = {}
+        self._dw11: dict[int, dict[Card, int]] = {}
+
+    # -- deadwood --------------------------------------------------------------------------
+    def after_discards(self, cards: Sequence[Card]) -> dict[Card, int]:
+        """For each card of ``cards``, the least deadwood without it (cached)."""
+        key = _mask(cards)
+        found = self._dw11.get(key)
+        if found is None:
+            found = self._dw11[key] = discard_deadwoods(cards)
+        return found
+
+    def expected(self, hand: Sequence[Card]) -> float:
+        """``E1``: the expected least deadwood of the 10-card ``hand`` after one stock draw and
+        the best discard."""
+        key = _mask(hand)
+        found = self._e1.get(key)
+        if found is not None:
+            return found
+        base = deadwood(hand)
+        if not self.outs:
+            self._e1[key] = float(base)
+            return float(base)
+        # The deadwood after dropping the best card, for a drawn card that melds with nothing.
+        drop = min(knock_options(hand, _NO_LIMIT).values())
+        total = 0.0
+        for card, p, partners in self.outs:
+            if key >> card.index & 1:
+                continue
+            if (key & partners).bit_count() >= 2:
+                best = min(self.after_discards([*hand, card]).values())
+                total += p * best
+            else:
+                total += p * min(base, drop + card.value)
+        self._e1[key] = total
+        return total
+
+    # -- danger ----------------------------------------------------------------------------
+    def danger(self, card: Card) -> float:
+        """The probability that the opponent can meld ``card`` with two cards it holds."""
+        prob = self.k.probability
+        same = meld_partners(card)[:3]
+        pairs: list[tuple[Card, Card]] = [
+            (same[0], same[1]),
+            (same[0], same[2]),
+            (same[1], same[2]),
+        ]
+        rank, base = card.rank, card.index - card.rank
+        for lo, hi in ((-2, -1), (-1, 1), (1, 2)):
+            if rank + lo >= 0 and rank + hi < 13:
+                pairs.append((DECK[base + rank + lo], DECK[base + rank + hi]))
+        miss = 1.0
+        for a, b in pairs:
+            pa = prob(a)
+            if pa <= 0:
+                continue
+            pb = prob(b)
+            if pb <= 0:
+                continue
+            miss *= 1.0 - pa * pb
+        return 1.0 - miss
+
+    # -- choices ---------------------------------------------------------------------------
+    def expected2(self, hand: Sequence[Card]) -> float:
+        """The expected ``E1`` after one more stock draw and the best discard: the 10-card
+        ``hand`` looked at two draws deep. A drawn card that melds with nothing in the hand
+        shifts ``E1`` by the change in plain deadwood; the others try their two best
+        discards."""
+        key = _mask(hand)
+        here = self.expected(hand)
+        base = deadwood(hand)
+        drop = min(knock_options(hand, _NO_LIMIT).values())
+        total = 0.0
+        mass = 0.0
+        for card, p, partners in self.outs:
+            if key >> card.index & 1:
+                continue
+            mass += p
+            if (key & partners).bit_count() >= 2:
+                drawn = [*hand, card]
+                dws = self.after_discards(drawn)
+                best = sorted(dws, key=lambda c: (dws[c], -c.value))[:2]
+                total += p * min(self.expected([c for c in drawn if c != d]) for d in best)
+            else:
+                total += p * (here + min(0, drop + card.value - base))
+        if mass <= 0:
+            return here
+        return total / mass
+
+    def discard_scores(self, cards: Sequence[Card], allowed: Sequence[Card]) -> dict[Card, float]:
+        """The score (lower is better) of discarding each of ``allowed`` from ``cards``: the
+        expected deadwood one draw later plus the danger. With ``deep_discards``, the best few
+        are scored two draws deep instead, and only those compete."""
+        scores: dict[Card, float] = {}
+        weight = self.params.danger_points
+        for card in allowed:
+            rest = [c for c in cards if c != card]
+            scores[card] = self.expected(rest) + weight * self.danger(card)
+            scores[card] += self.params.raw_weight * deadwood(rest)
+        deep = self.params.deep_discards
+        if deep > 1 and len(scores) > 1 and self.outs:
+            top = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))[:deep]
+            scores = {}
+            for card in top:
+                rest = [c for c in cards if c != card]
+                scores[card] = self.expected2(rest) + weight * self.danger(card)
+                scores[card] += self.params.raw_weight * deadwood(rest)
+        return scores
+
+    def take_gain(self, cards: Sequence[Card], top: Card) -> float:
+        """How much better (in expected deadwood) taking ``top`` is than drawing from the
+        stock; positive means take. Both sides look one stock draw past this one."""
+        with_top = [*cards, top]
+        after = self.after_discards(with_top)
+        # Only the best few discards by plain deadwood are worth the full evaluation.
+        options = sorted((c for c in after if c != top), key=lambda c: (after[c], -c.value))[:3]
+        take = min(self.expected([c for c in with_top if c != d]) for d in options)
+        if not self.outs:
+            return 0.0
+        return self.expected2(cards) - take
+
+    def knock_value(self, cards: Sequence[Card], discard: Card, undercut_bonus: int) -> float:
+        """The mean score of knocking with ``discard``, over sampled opponent hands."""
+        kept = [c for c in cards if c != discard]
+        hidden = [*self.k.unseen, *self.k.opponent_known]
+        arrangement = knocker_arrangement(kept, hidden)
+        mine = arrangement.deadwood
+        melds = arrangement.melds
+        total = 0.0
+        samples = max(1, self.params.knock_samples)
+        for _ in range(samples):
+            opponent = self.k.sample(self.rng)
+            theirs = best_layoffs(melds, opponent).deadwood
+            if mine < theirs:
+                total += theirs - mine
+            else:
+                total -= mine - theirs + undercut_bonus
+        return total / samples

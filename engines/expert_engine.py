@@ -1,0 +1,146 @@
+"""The expert engine: reads the pile, guards its discards, and knocks when it pays.
+
+Each decision starts from what this seat can know (``engines.expert.knowledge``): the cards the
+opponent took from the pile (known to be in its hand), the ones it passed on or threw away (it
+probably holds nothing that melds with them), and the unseen rest. On that inference
+(``engines.expert.strategy``) it
+
+- takes the upcard or the pile's top card only when the hand it makes is expected to beat a
+  draw from the stock one draw later;
+- discards the card that leaves the lowest expected deadwood after the next draw, plus a cost
+  for the chance that the opponent melds the discard;
+- knocks by sampling opponent hands and scoring each showdown with the referee's layoff rules,
+  when the mean score beats a threshold that falls as the stock runs out; it always goes gin
+  (big gin when the rules have it).
+
+**Time.** Its effort is counted in work (sampled hands, candidate moves looked at two draws
+deep), never in seconds, so a seed reproduces a game move for move. The option ``Movetime``
+(ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps it
+(``budget_ms``), so the engine never plays near a timeout.
+
+**Seed.** The option ``Seed`` seeds every random choice together with the position, so the
+same seed and position give the same move in process and as a program.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import ClassVar
+
+from engines.expert.knowledge import Knowledge
+from engines.expert.strategy import Evaluator, Params
+from ginproto.cards import Card
+from ginproto.protocol import Go
+from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MOVETIME = 20
+MAX_MOVETIME = 60_000
+
+
+def budget_ms(movetime: int, go: Go) -> float:
+    """The milliseconds one decision may use: the ``Movetime`` option, capped at a tenth of
+    the referee's per-move limit and a fiftieth of the game clock left (plus the increment)."""
+    budget = float(movetime)
+    if go.movetime is not None:
+        budget = min(budget, go.movetime / 10)
+    if go.time is not None:
+        budget = min(budget, go.time / 50 + (go.inc or 0) / 2)
+    return max(0.0, budget)
+
+
+def effort(budget: float) -> Params:
+    """The work a decision does for a budget in milliseconds: more sampled opponent hands for
+    the knock, and more discards looked at two draws deep."""
+    return Params(
+        knock_samples=int(min(400, 12 + budget)),
+        deep_discards=int(min(6, budget // 15)),
+    )
+
+
+class ExpertEngine(Engine):
+    """Opponent modelling, expected-deadwood discards and sampled knock decisions."""
+
+    name = "Expert"
+    author = "ginproto"
+    options: ClassVar[tuple[Option, ...]] = (
+        Option.spin("Seed", default=0, min=0, max=2**31 - 1),
+        Option.spin("Movetime", default=DEFAULT_MOVETIME, min=0, max=MAX_MOVETIME),
+    )
+
+    def _evaluator(self, view: GameView) -> Evaluator:
+        hand = view.hand
+        key = (
+            int(self.option("Seed")),
+            view.player,
+            view.hand_number,
+            len(hand.history),
+            *(c.index for c in hand.cards),
+        )
+        params = effort(budget_ms(int(self.option("Movetime")), self.go))
+        return Evaluator(Knowledge.of(hand), params, random.Random(hash(key)))
+
+    # -- the first upcard and the draw ----------------------------------------------------
+    def offer(self, view: GameView) -> Move:
+        return Move.take() if self._wants_top(view) else Move.pass_()
+
+    def draw(self, view: GameView) -> Move:
+        if view.hand.stock_only:
+            return Move.stock()
+        return Move.pile() if self._wants_top(view) else Move.stock()
+
+    def _wants_top(self, view: GameView) -> bool:
+        hand = view.hand
+        if not hand.pile:
+            return False
+        top = hand.pile[-1]
+        evaluator = self._evaluator(view)
+        return evaluator.take_gain(hand.cards, top) > evaluator.params.take_margin
+
+    # -- discard or knock -----------------------------------------------------------------
+    def discard(self, view: GameView) -> Move:
+        hand = view.hand
+        legal = hand.legal_moves()
+        if any(m.kind is MoveKind.BIG_GIN for m in legal):
+            return Move.big_gin()
+        allowed = [m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
+        knocks = {m.card for m in legal if m.kind is MoveKind.KNOCK and m.card is not None}
+        evaluator = self._evaluator(view)
+        if knocks:
+            move = self._knock(view, evaluator, knocks)
+            if move is not None:
+                return move
+        scores = evaluator.discard_scores(hand.cards, allowed)
+        card = min(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        return Move.discard(card)
+
+    def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
+        hand = view.hand
+        after = evaluator.after_discards(hand.cards)
+        card = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
+        if after[card] == 0:
+            return Move.knock(card)
+        params = evaluator.params
+        value = evaluator.knock_value(hand.cards, card, hand.rules.undercut_bonus)
+        # The stock left after this turn's discard; at two the hand is drawn.
+        if hand.stock <= 2:
+            threshold = 0.0
+        elif hand.stock <= 6:
+            threshold = params.knock_late_threshold
+        else:
+            threshold = params.knock_threshold
+        if value > threshold:
+            return Move.knock(card)
+        return None
+
+
+def main() -> None:
+    """Run the expert engine on stdin/stdout."""
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    ExpertEngine().run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""The expert engine: its inference of the opponent's hand, its time budget, its determinism,
+and whole games in every variant, in process and through the referee."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import make_deck
+
+from engines.expert.knowledge import Knowledge
+from engines.expert.strategy import Evaluator, Params
+from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, budget_ms, effort
+from engines.random_engine import RandomEngine
+from engines.simple_engine import SimpleEngine
+from ginproto.cards import Card
+from ginproto.game import GameView
+from ginproto.hand import Hand
+from ginproto.moves import Move, MoveKind
+from ginproto.protocol import Go
+from ginproto.rules import Rules, Variant
+from ginproto.table import Decision, play_game
+from referee.cli import cli
+
+NON_DEALER = "Ac 2c 3c 7d 8d 9h Jh Qs Ks 5c"
+DEALER = "4h 5h 6h 9c 9d Tc Td 2s 3s 8s"
+
+
+def _hand(*played: str) -> Hand:
+    """A hand dealt by seat 0 (seat 1 moves first, upcard 9s) with ``played`` moves applied."""
+    deck = make_deck(NON_DEALER, DEALER, "9s", "Kh Kd Kc 4c 6d")
+    hand = Hand(Rules(), deck, dealer=0)
+    for move in played:
+        hand.apply(Move.from_str(move))
+    return hand
+
+
+def test_a_card_the_opponent_took_is_known_and_never_in_the_stock() -> None:
+    # Seat 1 takes the upcard 9s and throws Ks; seat 0 (the dealer) now sees its view.
+    hand = _hand("take", "discard Ks")
+    knowledge = Knowledge.of(hand.view(0))
+    nine = Card.from_str("9s")
+    assert knowledge.opponent_known == {nine}
+    assert knowledge.taken == (nine,)
+    assert knowledge.discarded == (Card.from_str("Ks"),)
+    assert nine not in knowledge.unseen
+    assert knowledge.stock_probability(nine) == 0.0
+    assert knowledge.probability(nine) == 1.0
+    rng = random.Random(3)
+    for _ in range(50):
+        sample = knowledge.sample(rng)
+        assert nine in sample
+        assert len(sample) == 10 == len(set(sample))
+        assert not set(sample) & set(hand.view(0).cards)
+        assert not set(sample) & set(hand.pile)
+
+
+def test_unseen_probabilities_add_up_to_the_hidden_cards() -> None:
+    hand = _hand("take", "discard Ks", "stock", "discard 2s")
+    knowledge = Knowledge.of(hand.view(0))
+    assert knowledge.hidden_count == 9  # 10 cards, one of them (9s) known
+    assert sum(knowledge.weights.values()) == pytest.approx(9)
+    assert all(0 <= p < 1 for p in knowledge.weights.values())
+    # The stock chances cover the stock exactly once.
+    assert sum(knowledge.stock_probability(c) for c in knowledge.unseen) == pytest.approx(1)
+    # Cards in this seat's hand or in the pile are never given to the opponent.
+    for card in (*hand.view(0).cards, *hand.pile):
+        assert knowledge.probability(card) == 0.0
+
+
+def test_a_card_passed_on_makes_its_partners_less_likely() -> None:
+    # Seat 1 passes the upcard 9s, seat 0 passes too; seat 1 draws from the stock. Seen from
+    # seat 0, the opponent likely holds no 9 (other than those seat 0 can see) and no 8s/Ts.
+    hand = _hand("pass", "pass", "stock", "discard 5c")
+    knowledge = Knowledge.of(hand.view(0))
+    assert Card.from_str("9s") in knowledge.passed
+    assert Card.from_str("5c") in knowledge.discarded
+    nine_h, ten_s = Card.from_str("9h"), Card.from_str("Ts")
+    plain = Card.from_str("4d")  # no signal about it
+    assert knowledge.probability(nine_h) < knowledge.probability(plain)
+    assert knowledge.probability(ten_s) < knowledge.probability(plain)
+
+
+def test_a_discard_that_fits_a_taken_card_is_dangerous() -> None:
+    # Seat 1 took 9s: an 8s or a Ts feeds it more than an unrelated card does.
+    hand = _hand("take", "discard Ks")
+    evaluator = Evaluator(Knowledge.of(hand.view(0)), Params(), random.Random(0))
+    plain = evaluator.danger(Card.from_str("4d"))
+    assert evaluator.danger(Card.from_str("8s")) > plain
+    assert evaluator.danger(Card.from_str("Ts")) > plain
+
+
+def _view(hand: Hand, seat: int) -> GameView:
+    return GameView(seat, hand.view(seat), (0, 1), ((0, 0),), (False,), 1, None)
+
+
+def test_the_engine_goes_gin() -> None:
+    deck = make_deck(
+        "Ac 2c 3c 4d 5d 6d 7h 8h 9h Ks", "2h 3h 4h 5s 6s 7s 9c Tc Jc Qd", "Kd", "Th"
+    )
+    hand = Hand(Rules(), deck, dealer=1)
+    for move in ("pass", "pass", "stock"):
+        hand.apply(Move.from_str(move))
+    move = ExpertEngine().decide(_view(hand, 0), Decision.DISCARD)
+    assert move == Move.knock(Card.from_str("Ks"))
+
+
+def test_the_engine_knocks_rather_than_let_the_hand_be_drawn() -> None:
+    # Seat 0 holds three melds and 9 deadwood (9s), with two cards left in the stock after
+    # its draw: discarding would draw the hand, so it knocks.
+    deck = make_deck(
+        "Ac 2c 3c 4d 5d 6d 7h 8h 9h 9s", "2h 3h 4h 5s 6s 7s 9c Tc Jc Qd", "Kd", "Qh"
+    )
+    hand = Hand(Rules(), deck, dealer=1)
+    for move in ("pass", "pass", "stock", "discard Qh"):
+        hand.apply(Move.from_str(move))
+    while hand.stock_count > 3:
+        hand.apply(Move.stock())
+        drawn = hand.history[-1].card
+        assert drawn is not None
+        hand.apply(Move.discard(drawn))
+    assert hand.to_move == 0
+    hand.apply(Move.stock())
+    assert hand.stock_count == 2
+    drawn = hand.history[-1].card
+    move = ExpertEngine().decide(_view(hand, 0), Decision.DISCARD)
+    assert move.kind is MoveKind.KNOCK, (move, drawn, hand.cards(0))
+
+
+def test_budget_follows_the_option_and_the_referees_clock() -> None:
+    assert budget_ms(DEFAULT_MOVETIME, Go(Decision.DRAW)) == DEFAULT_MOVETIME
+    assert DEFAULT_MOVETIME <= 50
+    # A tenth of the per-move limit, at most.
+    assert budget_ms(500, Go(Decision.DRAW, movetime=1000)) == 100
+    # A fiftieth of the clock left, plus half the increment.
+    assert budget_ms(500, Go(Decision.DRAW, time=2000, inc=100)) == 90
+    # No time left: the least effort, never a negative budget.
+    assert budget_ms(500, Go(Decision.DRAW, time=0)) == 0
+    # Effort grows with the budget and is bounded.
+    efforts = [effort(b) for b in (0, 10, 50, 200, 10_000)]
+    samples = [p.knock_samples for p in efforts]
+    assert samples == sorted(samples) and samples[0] >= 1 and samples[-1] <= 400
+    deep = [p.deep_discards for p in efforts]
+    assert deep == sorted(deep) and deep[-1] <= 6
+
+
+def _moves(seed: int, movetime: int = DEFAULT_MOVETIME) -> list[str]:
+    expert = ExpertEngine()
+    expert.set_option("Seed", str(seed))
+    expert.set_option("Movetime", str(movetime))
+    log = play_game(Rules(target=50), [expert, SimpleEngine()], "det", 1)
+    assert log.fault is None
+    return [f"{step.turn.move} {step.turn.card}" for h in log.hands for step in h.steps]
+
+
+def test_a_seed_reproduces_a_game_move_for_move() -> None:
+    assert _moves(5) == _moves(5)
+
+
+@pytest.mark.parametrize(
+    "variant", [Variant.STANDARD, Variant.OKLAHOMA, Variant.HOLLYWOOD, Variant.THREEHANDED]
+)
+def test_games_in_every_variant_have_no_fault(variant: Variant) -> None:
+    rules = Rules(variant=variant, target=40)
+    players = [ExpertEngine(), SimpleEngine()]
+    if variant is Variant.THREEHANDED:
+        players.append(ExpertEngine())
+    log = play_game(rules, players, "variants", 0)
+    assert log.fault is None
+    assert log.game.is_over
+
+
+def test_it_beats_random_play() -> None:
+    wins = 0
+    for key in range(6):
+        log = play_game(Rules(target=50), [ExpertEngine(), RandomEngine()], "beat", key)
+        wins += log.game.winner == 0
+    assert wins >= 5
+
+
+def test_a_match_through_the_referee_verifies(tmp_path: Path) -> None:
+    record = tmp_path / "games.gin"
+    runner = CliRunner()
+    result = runner.invoke(
+        cli,
+        ["match", "expert", "simple", "--games", "2", "--seed", "7", "--rule", "target=40",
+         "--record", str(record), "--json", "-q"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert all(not e["faults"] for e in data["engines"])
+    verify = runner.invoke(cli, ["replay", str(record), "--verify"])
+    assert verify.exit_code == 0, verify.output
+
+
+@pytest.mark.slow
+def test_no_decision_takes_five_times_the_target_mean() -> None:
+    """200 games in process against simple, timing every decision of the expert at its
+    default effort. The time is this process's CPU time, which other work on a busy machine
+    does not inflate, so the figure is the engine's own cost."""
+    expert = ExpertEngine()
+    times: list[float] = []
+    decide = expert.decide
+
+    def timed(view: GameView, decision: Decision) -> Move:
+        start = time.process_time()
+        try:
+            return decide(view, decision)
+        finally:
+            times.append(time.process_time() - start)
+
+    expert.decide = timed  # type: ignore[method-assign]
+    target = 0.050
+    for key in range(200):
+        seats = [expert, SimpleEngine()] if key % 2 == 0 else [SimpleEngine(), expert]
+        log = play_game(Rules(), seats, "clock", key // 2)
+        assert log.fault is None
+    assert statistics.mean(times) <= target
+    assert max(times) <= 5 * target
