@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from referee.cli_options import (
     env_option,
     open_cluster,
     random_seed,
+    remove_if_empty,
     rule_items,
     sandbox_mode,
     sandbox_options,
@@ -269,19 +271,25 @@ def match(
             raise click.BadParameter(
                 "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
             )
+    if dask is not None and debug_log is not None:
+        raise click.UsageError(
+            "--debug-log is not available with --dask: the engines run on the workers"
+        )
     announce_sandbox(mode)
+    # Files made here for the sandbox to hide are removed again if no game is played.
+    new_files = [p for p in (record, debug_log) if p and not os.path.lexists(p)]
     specs = sandboxed(
         specs, mode, engine_limit, network, [record, debug_log], [stderr_dir], readable
     )
     runner: JobRunner = run_jobs
     where = ""
     if dask is not None:
-        if debug_log is not None:
-            raise click.UsageError(
-                "--debug-log is not available with --dask: the engines run on the workers"
-            )
-        cluster = click.get_current_context().with_resource(open_cluster(dask))
-        specs = _checked_on_cluster(cluster, specs, control, startup_timeout)
+        try:
+            cluster = click.get_current_context().with_resource(open_cluster(dask))
+            specs = _checked_on_cluster(cluster, specs, control, startup_timeout)
+        except click.ClickException:
+            remove_if_empty(new_files)
+            raise
         runner = cluster.run_jobs
         where = f", on {cluster.describe()}"
     config = MatchConfig(
@@ -302,6 +310,7 @@ def match(
     try:
         display = engine_names(config, check=dask is None)
     except EngineNotReady as exc:
+        remove_if_empty(new_files)
         raise click.ClickException(str(exc)) from None
     if not quiet:
         click.echo(

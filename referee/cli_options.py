@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -261,8 +262,20 @@ def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = (
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
                 out.append(os.path.abspath(path))
     except OSError as exc:
-        raise click.ClickException(f"cannot write: {exc}") from None
+        raise click.ClickException(
+            f"the referee cannot write its own file: {exc.strerror or exc}"
+            f"{': ' + str(exc.filename) if exc.filename else ''}"
+        ) from None
     return out
+
+
+def remove_if_empty(paths: Sequence[str]) -> None:
+    """Remove the files of ``paths`` that are still empty (made by `reserve_paths` for a run
+    that never started), so that a refused run leaves nothing behind."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if os.path.isfile(path) and os.path.getsize(path) == 0:
+                os.unlink(path)
 
 
 def sandboxed(

@@ -448,10 +448,10 @@ def prepare(
         return None
     workdir = os.path.abspath(cwd or os.getcwd())
     program = which(argv[0], workdir, env.get("PATH", os.defpath))
-    if program is None or os.path.isdir(program):
-        # As a bare start would fail, not later from inside the sandbox.
+    # As a bare start would fail (execve's own errors), not later from inside the sandbox.
+    if program is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
-    if not os.access(program, os.X_OK):
+    if os.path.isdir(program) or not os.access(program, os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
     args = _bwrap_args(argv, workdir, env, policy, found)
     cgroups = _make_cgroups(found, policy.limits)

@@ -38,6 +38,7 @@ from referee.clock import TimeControl
 from referee.dask_backend import DaskCluster, DaskError
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, schedule
+from referee.sandbox import Policy, SandboxMode
 from referee.seats import EngineSeats
 from referee.store import RECORDS_NAME, Store
 from referee.tournament import JobContext, LocalBackend
@@ -109,7 +110,8 @@ class RealCluster:
         self.bots = folder / "bots"
         self.bots.mkdir(parents=True, exist_ok=True)
         bot = self.bots / "mybot"
-        bot.write_text(f"#!/bin/sh\nexec {sys.executable} -m engines.simple_engine\n")
+        # A script with its interpreter on its #! line, which the sandbox lets it read.
+        bot.write_text(f"#!{sys.executable}\nfrom engines.simple_engine import main\nmain()\n")
         bot.chmod(0o755)
         self.scheduler = self.start_scheduler(port)
         self.start_workers()
@@ -203,6 +205,10 @@ def cluster(real_cluster: RealCluster) -> Iterator[DaskCluster]:
         yield connected
 
 
+BARE = Policy(SandboxMode.OFF)
+"""For the pid-writing bot: its pid file is the host's, which a sandboxed engine cannot write."""
+
+
 def pid_bot(folder: Path) -> tuple[Path, Path]:
     """The simple engine behind a script that first appends its pid to a file: (script, file)."""
     pids = folder / "pids"
@@ -273,7 +279,10 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     engines (the check before game 1, then one set per worker), not 40; and none is left
     running after the run."""
     bot, pids = pid_bot(tmp_path)
-    specs = (EngineSpec((str(bot),), "Bot"), EngineSpec.parse("random", name="Random"))
+    specs = (
+        EngineSpec((str(bot),), "Bot", sandbox=BARE),
+        EngineSpec.parse("random", name="Random"),
+    )
     control = TimeControl.parse("inf")
     cluster.check_engines(specs, control, 10.0)
     checked = len(pids.read_text().split())
@@ -311,7 +320,10 @@ def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
     """A run left unfinished (its consumer gone, say, after an error): closing the connection
     still closes the run's engines on the workers."""
     bot, pids = pid_bot(tmp_path)
-    specs = (EngineSpec((str(bot),), "Bot"), EngineSpec.parse("simple", name="Simple"))
+    specs = (
+        EngineSpec((str(bot),), "Bot", sandbox=BARE),
+        EngineSpec.parse("simple", name="Simple"),
+    )
     context = JobContext(specs, ("Bot", "Simple"), TimeControl.parse("inf"))
     cluster = DaskCluster(real_cluster.address)
     try:

@@ -403,7 +403,9 @@ def test_env_reaches_the_engine_and_only_the_engine_it_names(tmp_path: Path) -> 
     assert "('GIN_TEST', 'one')" in seen["A"] and "('GIN_TEST', 'two')" in seen["B"]
     for text in seen.values():
         names = {name for name, _ in ast.literal_eval(text.splitlines()[0][4:])}
-        assert names <= {"PATH", "HOME", "LANG", "PYTHONPATH", "GIN_TEST"}, names
+        # TMPDIR and PWD: the sandbox's private /tmp and the working directory (PROTOCOL 2.1)
+        allowed = {"PATH", "HOME", "LANG", "TMPDIR", "PWD", "PYTHONPATH", "GIN_TEST"}
+        assert names <= allowed, names
 
 
 def test_sprt_stops_a_lopsided_match_early() -> None:
@@ -463,6 +465,8 @@ def test_matchscore_counts_wins_losses_and_draws_in_their_places() -> None:
 
     class Pipe:
         alive = True
+        stderr_tail = ""
+        stderr_error = None
 
         def __init__(self) -> None:
             self.sent: list[str] = []
@@ -622,6 +626,7 @@ def test_a_restarted_engine_keeps_its_earlier_stderr(tmp_path: Path) -> None:
         [
             "match", str(script), "random", "--games", "3", "--seed", "1", "-q",
             "--env", f"1:PYTHONPATH={root}", "--stderr-dir", str(folder), "--name", "1=noisy",
+            "--read", sys.base_prefix,  # the interpreter the script starts, wherever it lives
         ],
     )
     assert result.exit_code == 0, result.output
@@ -709,6 +714,7 @@ def test_a_move_after_a_timeout_is_never_taken_as_a_later_answer(tmp_path: Path)
             "--name", "1=late", "--stderr-dir", str(folder),
             "--env", f"1:PYTHONPATH={root}", "--env", f"1:LATE_MARK={tmp_path / 'mark'}",
             "--env", "1:LATE_BY=3.6",
+            "--no-sandbox",  # the mark must outlive the engine's restart: a file of the host's
         ],
     )
     assert result.exit_code == 0, result.output

@@ -749,13 +749,18 @@ def test_env_reaches_the_engine_and_time_margin_is_a_run_option(tmp_path: Path) 
     )
     script.chmod(0o755)
     body = f'[[engines]]\nname = "Needy"\ncommand = {json.dumps(str(script))}\n'
-    path = two_engine_config(tmp_path, body + f'env = {{ PYTHONPATH = "{ROOT}" }}\n')
+    # read: the interpreter the script starts, wherever it lives, for the sandbox
+    runtime = [sys.base_prefix]
+    path = two_engine_config(
+        tmp_path, body + f'env = {{ PYTHONPATH = "{ROOT}" }}\n', read=runtime
+    )
     result = CliRunner().invoke(cli, ["tournament", str(path), "-q"])
     assert result.exit_code == 1 and "GIN_MODEL unset" in result.output, result.output
     path = two_engine_config(
         tmp_path,
         body + f'env = {{ PYTHONPATH = "{ROOT}", GIN_MODEL = "small" }}\n',
         time_margin=0.25,
+        read=runtime,
     )
     result = CliRunner().invoke(cli, ["tournament", str(path), "-q", "--json"])
     assert result.exit_code == 0, result.output
