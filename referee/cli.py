@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import click
 
 from ginproto import __version__
+from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import rule_items, seed_value, timeout_options
 from referee.clock import TimeControl, TimeControlError
@@ -18,6 +19,7 @@ from referee.engine import EngineSpec, EngineSpecError
 from referee.match import MatchConfig, Played, engine_names, run_match
 from referee.progress import Progress
 from referee.report import Standings
+from referee.stats import SPRT
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,11 +42,12 @@ def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules
     """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
     if variant is None:
         variant = "threehanded" if engines == 3 else "standard"
-    params = {"variant": variant, **rule_items(rule)}
+    items = rule_items(rule)
     try:
-        rules = Rules.from_params(params)
-    except RulesError as exc:
-        raise click.BadParameter(str(exc), param_hint="--rule/--variant") from None
+        rules = Rules.from_params({"variant": variant, **items})
+        check_rules_fit(rules)
+    except (RulesError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="'--rule'") from None
     if rules.players != engines:
         raise click.UsageError(
             f"{rules.variant} is played by {rules.players} engines, but {engines} were given"
@@ -217,10 +220,10 @@ def match(
     if sprt is not None:
         if len(engines) != 2:
             raise click.UsageError("--sprt compares two engines")
-        if not (0 < sprt[2] < 1 and 0 < sprt[3] < 1) or sprt[0] >= sprt[1]:
-            raise click.BadParameter(
-                "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
-            )
+        try:
+            SPRT(*sprt)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--sprt'") from None
     config = MatchConfig(
         engines=specs,
         rules=rules,

@@ -7,7 +7,31 @@ from typing import Any, TypeVar
 
 import click
 
+from referee.clock import TimeControlError, duration
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Duration(click.ParamType[float]):
+    """Seconds: a finite positive number whose milliseconds fit in a protocol line
+    (``referee.clock.duration``, the one check that config files use too)."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            text: object = value
+        else:
+            text = str(value).strip()
+        try:
+            return duration(text, "it")
+        except TimeControlError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SECONDS = Duration()
 
 
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
@@ -17,14 +41,14 @@ def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
     def decorate(command: F) -> F:
         command = click.option(
             "--startup-timeout",
-            type=click.FloatRange(min=0.001),
+            type=SECONDS,
             default=10.0,
             show_default=True,
             help="Seconds for the engine's handshake and for each isready.",
         )(command)
         return click.option(
             "--move-timeout",
-            type=click.FloatRange(min=0.001),
+            type=SECONDS,
             default=move_default,
             show_default=True,
             help="Seconds for each decision of an engine.",

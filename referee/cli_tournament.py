@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from ginproto.rules import Variant
-from referee.cli_options import rule_items, seed_value
+from referee.cli_options import SECONDS, rule_items, seed_value
 from referee.progress import Progress
 from referee.store import DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
@@ -97,10 +97,10 @@ Example config (every key but the engines has a default):
 )
 @click.option("--concurrency", type=click.IntRange(min=1), help="Games in parallel.")
 @click.option("--tc", help="Game clock BASE+INC in seconds, or 'inf'.")
-@click.option("--move-timeout", type=click.FloatRange(min=0.001), help="Seconds per decision.")
+@click.option("--move-timeout", type=SECONDS, help="Seconds per decision.")
 @click.option(
     "--startup-timeout",
-    type=click.FloatRange(min=0.001),
+    type=SECONDS,
     help="Seconds for the handshake and isready.",
 )
 @click.option("--event", help="The event name in every game record.")

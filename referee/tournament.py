@@ -42,11 +42,12 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from engines import BUILTIN
+from ginproto.protocol import check_rules_fit
 from ginproto.record import EngineInfo, record_from_log
-from ginproto.rules import Rules, RulesError
+from ginproto.rules import Rules
 from ginproto.table import GameLog, play_game
 from referee import stats
-from referee.clock import TimeControl, TimeControlError
+from referee.clock import TimeControl, TimeControlError, duration
 from referee.engine import EngineSpec
 from referee.match import GameJob, Played, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, finite_json, summarize
@@ -274,6 +275,8 @@ def load_config(
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: too deeply nested (arrays or tables in each other)") from None
     return build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
 
 
@@ -314,7 +317,8 @@ def build_config(
         params[rule] = _option_text(value)
     try:
         rules = Rules.from_params(params)
-    except RulesError as exc:
+        check_rules_fit(rules)
+    except ValueError as exc:  # RulesError too
         raise ConfigError(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}") from None
 
     games = merged.get("games", 2)
@@ -373,9 +377,10 @@ def _tc_text(value: object, where: str) -> str:
 
 
 def _positive(value: float, where: str) -> float:
-    if not value > 0:
-        raise ConfigError(f"{where} must be positive, not {value}")
-    return float(value)
+    try:
+        return duration(value, where)
+    except TimeControlError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _engines(raw: Sequence[Mapping[str, Any]], base: Path, where: str) -> tuple[EngineEntry, ...]:
