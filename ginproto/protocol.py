@@ -95,6 +95,7 @@ KNOCKLIMIT: Final = "knocklimit"
 STOCK: Final = "stock"
 CARDS: Final = "cards"
 PILE: Final = "pile"
+UPCARD: Final = "upcard"
 HISTORY: Final = "history"
 SEATS: Final = "seats"
 SCORES: Final = "scores"
@@ -842,6 +843,7 @@ def format_position(view: GameView) -> str:
         STOCK, str(hand.stock),
         CARDS, _fmt_list(hand.cards),
         PILE, _fmt_list(hand.pile),
+        *_field(UPCARD, hand.upcard),
         HISTORY, _fmt_list(turn_token(t) for t in hand.history),
         SEATS, _fmt_list(view.seats),
         SCORES, _fmt_scores(view.totals),
@@ -907,6 +909,12 @@ def _parse_position(tokens: Sequence[str]) -> Position:
         roles=roles,
         advice=None if advice_text is None else parse_move_token(advice_text),
     )
+    upcard = fields.get(UPCARD)
+    if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
+        raise ValueError(
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history"
+            f" ({view.hand.upcard})"
+        )
     fields.done()
     return Position(view)
 
