@@ -69,8 +69,32 @@ def test_time_controls_read_and_show() -> None:
             TimeControl.parse(bad)
 
 
+def test_the_defaults_of_a_time_control() -> None:
+    for text in ("60", "60+1", "inf"):
+        tc = TimeControl.parse(text)
+        assert (tc.move, tc.margin) == (10.0, 0.1)
+    assert TimeControl.parse("60+1", move=4, margin=0.3).margin == 0.3
+    assert TimeControl.parse("inf", move=4, margin=0.3).margin == 0.3
+
+
+def test_time_control_errors_say_what_is_wrong() -> None:
+    with pytest.raises(TimeControlError, match=r"BASE\+INC in seconds .* not 'sixty'"):
+        TimeControl.parse("sixty")
+    with pytest.raises(TimeControlError, match="the base time is too long"):
+        TimeControl.parse("99999999999999+0")
+    with pytest.raises(TimeControlError, match="the increment is too long"):
+        TimeControl.parse("60+99999999999999")
+    with pytest.raises(TimeControlError, match="the base time must be more than zero"):
+        TimeControl.parse("0.0+1")
+    with pytest.raises(TimeControlError, match="the move timeout must be"):
+        TimeControl.parse("60+1", move=math.inf)
+
+
 def test_durations_are_finite_positive_and_fit_a_protocol_line() -> None:
     assert duration(2, "x") == 2.0
+    assert duration(1, "x") == 1.0
+    assert duration("1", "x", zero=True) == 1.0
+    assert duration(0.001, "x") == 0.001  # the shortest
     assert duration("0.5", "x") == 0.5
     assert duration(0, "x", zero=True) == 0.0
     assert duration(MAX_SECONDS, "x") == MAX_SECONDS
