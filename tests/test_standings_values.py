@@ -108,3 +108,55 @@ def test_an_unfinished_pair_is_not_counted() -> None:
     assert s.pairs() is None
     s.add(game((1, 0), winner=None, key=4))
     assert s.pair_scores == [1.5]
+
+
+def test_a_game_log_is_summarized_by_engine() -> None:
+    from helpers import KnockerPlayer
+
+    from ginproto.rules import Rules, Variant
+    from ginproto.table import play_game
+    from referee.report import summarize
+
+    log = play_game(Rules(target=40), [KnockerPlayer(1), KnockerPlayer(2)], seed=3, key=5)
+    summary = summarize((7, 4), 5, log)  # engine 7 is player 0, engine 4 player 1
+    assert summary.lineup == (7, 4) and summary.key == 5
+    assert log.winner is not None
+    assert summary.winner == (7, 4)[log.winner]
+    assert summary.faulted is None
+    entries = [h.entry for h in log.hands if h.entry is not None]
+    assert len(summary.hand_points) == len(entries) > 0
+    for (winner, points), seats, entry in zip(
+        summary.hand_points, summary.seats, entries, strict=True
+    ):
+        assert winner == (None if entry.winner is None else (7, 4)[entry.winner])
+        assert points == entry.result.points
+        assert seats == tuple((7, 4)[p] for p in entry.seats)
+    assert summary.columns == ()
+
+    hollywood = play_game(
+        Rules(variant=Variant.HOLLYWOOD, target=30), [KnockerPlayer(3), KnockerPlayer(4)], 8
+    )
+    columns = summarize((1, 0), 0, hollywood).columns
+    assert len(columns) == 3
+    assert columns == tuple(
+        None if w is None else (1, 0)[w] for w in hollywood.game.game_winners
+    )
+
+
+def test_a_forfeit_is_summarized_against_the_engine_that_made_it() -> None:
+    from helpers import RandomPlayer
+
+    from ginproto.game import GameView
+    from ginproto.moves import Move
+    from ginproto.rules import Rules
+    from ginproto.table import Decision, FaultKind, PlayerFault, play_game
+    from referee.report import summarize
+
+    class Faulty(RandomPlayer):
+        def decide(self, view: GameView, decision: Decision) -> Move:
+            raise PlayerFault(FaultKind.CRASH, "gone")
+
+    log = play_game(Rules(), [RandomPlayer(1), Faulty(2)], seed=1)
+    summary = summarize((3, 9), 0, log)
+    assert summary.faulted == (9, "crash")
+    assert summary.winner == 3
