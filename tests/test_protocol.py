@@ -409,7 +409,7 @@ def _edit_inside(rng: random.Random, line: str) -> str:
 
 
 def _garbage_bytes(rng: random.Random, line: str) -> str:
-    raw = bytearray(line.encode("utf-8", "surrogateescape"))
+    raw = bytearray(line.encode("utf-8", "surrogatepass"))  # any lone surrogate of _flip_char
     for _ in range(rng.randint(1, 4)):
         raw.insert(rng.randrange(len(raw) + 1), rng.randrange(256))
     return raw.decode("utf-8", rng.choice(["replace", "surrogateescape", "ignore"]))
