@@ -108,3 +108,12 @@ def test_durations_are_finite_positive_and_fit_a_protocol_line() -> None:
         duration(0.0001, "x")
     with pytest.raises(TimeControlError):
         duration(-1, "x", zero=True)
+
+
+def test_a_nearly_spent_clock_keeps_its_fraction_of_a_second() -> None:
+    c = clock(base=0.5, inc=0.0, move=5)
+    assert c.spend(0.3) is None
+    assert c.remaining == pytest.approx(0.2)
+    assert c.budget() == pytest.approx(0.3)  # 0.2 s left, plus the margin
+    with pytest.raises(TimeControlError, match="zero or more seconds"):
+        duration(-1, "x", zero=True)

@@ -48,3 +48,15 @@ def test_a_run_of_draws_gets_the_pseudo_game_value() -> None:
     assert stats.sprt_llr(0, 0, 10, 0, 50) == pytest.approx(-242 * (s1 - 0.5) ** 2)
     assert stats.sprt_llr(0, 0, 10, 0, 50) == pytest.approx(-1.23589, abs=1e-4)
     assert stats.sprt_llr(0, 0, 0, 0, 50) == 0.0
+
+
+def test_a_refused_update_leaves_the_sprt_as_it_was() -> None:
+    s = SPRT(0, 10)
+    s.update(1, 0, 0)
+    for counts in ((-1, 0, 0), (0, -1, 0), (0, 0, -1)):
+        with pytest.raises(ValueError, match="non-negative"):
+            s.update(*counts)
+        assert (s.wins, s.losses, s.draws) == (1, 0, 0)
+    s.update(0, 0, 1)
+    s.update(0, 2, 1)
+    assert (s.wins, s.losses, s.draws) == (1, 2, 2)
