@@ -1,7 +1,80 @@
-"""ginproto: the rules core, protocol codec, game records and engine SDK for Gin Rummy bots."""
+"""ginproto: the rules core, protocol codec, game records and engine SDK for Gin Rummy bots.
 
-from ginproto.cards import DECK, Card, CardError, parse_cards, shuffled_deck
+The names below are the stable API, importable from ``ginproto`` itself; the README's "Stable
+API" section says what each is for. They keep their meaning within a major version. Everything
+else (the submodules' other names) may change. The protocol codec (``ginproto.protocol``) and
+the engine SDK (``ginproto.sdk``) are stable too, imported as modules.
+"""
 
 __version__ = "0.1.0"
 
-__all__ = ["DECK", "Card", "CardError", "__version__", "parse_cards", "shuffled_deck"]
+from ginproto.cards import DECK, Card, CardError, format_cards, parse_cards, shuffled_deck
+from ginproto.game import Entry, Game, GameEnd, GameView, Roles
+from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Outcome, Phase, Turn
+from ginproto.melds import Arrangement, Meld, MeldError, MeldKind, best_melds, deadwood, is_meld
+from ginproto.moves import Move, MoveError, MoveKind
+from ginproto.record import (
+    EngineInfo,
+    GameRecord,
+    RecordError,
+    append_game,
+    dumps,
+    loads,
+    read_games,
+    record_from_log,
+    write_game,
+)
+from ginproto.replay import ReplayError, replay_game, verify_file, verify_game
+from ginproto.rules import Rules, RulesError, Variant
+from ginproto.table import Decision, GameLog, play_game
+
+__all__ = [
+    "DECK",
+    "Arrangement",
+    "Card",
+    "CardError",
+    "Decision",
+    "EngineInfo",
+    "Entry",
+    "Game",
+    "GameEnd",
+    "GameLog",
+    "GameRecord",
+    "GameView",
+    "Hand",
+    "HandResult",
+    "HandView",
+    "IllegalMoveError",
+    "Meld",
+    "MeldError",
+    "MeldKind",
+    "Move",
+    "MoveError",
+    "MoveKind",
+    "Outcome",
+    "Phase",
+    "RecordError",
+    "ReplayError",
+    "Roles",
+    "Rules",
+    "RulesError",
+    "Turn",
+    "Variant",
+    "__version__",
+    "append_game",
+    "best_melds",
+    "deadwood",
+    "dumps",
+    "format_cards",
+    "is_meld",
+    "loads",
+    "parse_cards",
+    "play_game",
+    "read_games",
+    "record_from_log",
+    "replay_game",
+    "shuffled_deck",
+    "verify_file",
+    "verify_game",
+    "write_game",
+]

@@ -43,6 +43,11 @@ logger = logging.getLogger(__name__)
 PROTOCOL_VERSION: Final = 1
 """The protocol version this codec speaks (``gin protocol 1`` / ``ginok protocol 1``)."""
 
+NUMBER_DIGITS: Final = 12
+"""A number in a protocol line has at most this many decimal digits (spec/PROTOCOL.md, 3)."""
+MAX_NUMBER: Final = 10**NUMBER_DIGITS - 1
+"""The largest number a protocol line can carry: a rule value, a score, a clock in ms."""
+
 # -- message words, referee to engine ------------------------------------------------------
 GIN: Final = "gin"
 SETOPTION: Final = "setoption"
@@ -90,6 +95,7 @@ KNOCKLIMIT: Final = "knocklimit"
 STOCK: Final = "stock"
 CARDS: Final = "cards"
 PILE: Final = "pile"
+UPCARD: Final = "upcard"
 HISTORY: Final = "history"
 SEATS: Final = "seats"
 SCORES: Final = "scores"
@@ -159,8 +165,10 @@ def _words(text: str) -> str:
 
 
 def _int(text: str, what: str, low: int = 0, high: int | None = None) -> int:
-    if not (text.isascii() and text.isdigit()) or len(text) > 12:
-        raise ValueError(f"{what} must be a whole number of at most 12 digits, not {text!r}")
+    if not (text.isascii() and text.isdigit()) or len(text) > NUMBER_DIGITS:
+        raise ValueError(
+            f"{what} must be a whole number of at most {NUMBER_DIGITS} digits, not {text!r}"
+        )
     value = int(text)
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
@@ -338,6 +346,29 @@ def _fmt_rules(rules: Rules) -> list[str]:
 
 
 _RULE_NAMES: Final = frozenset(f.name for f in dataclasses.fields(Rules))
+
+
+def check_rules_fit(rules: Rules) -> None:
+    """Raise ``ValueError`` unless every number these rules put into a protocol line fits in
+    ``MAX_NUMBER``: each rule value, and the largest score a game under them can reach.
+
+    A hand scores at most (100 deadwood + its largest bonus) times 2 (spade doubling); a game
+    column ends below ``target`` plus one hand; game, box and shutout bonuses come on top.
+    """
+    for name, value in rules.to_params().items():
+        if value.isdigit() and int(value) > MAX_NUMBER:
+            raise ValueError(
+                f"{name}={value} is too large: a number in a protocol line has at most"
+                f" {NUMBER_DIGITS} digits (at most {MAX_NUMBER})"
+            )
+    hand = 2 * (100 + max(rules.gin_bonus, rules.big_gin_bonus, rules.undercut_bonus + 100))
+    column = rules.target - 1 + hand
+    score = 2 * (column + rules.box_bonus * rules.hand_cap + rules.game_bonus)
+    if score > MAX_NUMBER:
+        raise ValueError(
+            f"these rules let a score reach {score}, more than the {NUMBER_DIGITS} digits a"
+            " protocol number may have: lower target, the bonuses or hand_cap"
+        )
 
 
 def _rules(params: Mapping[str, str]) -> Rules:
@@ -812,6 +843,7 @@ def format_position(view: GameView) -> str:
         STOCK, str(hand.stock),
         CARDS, _fmt_list(hand.cards),
         PILE, _fmt_list(hand.pile),
+        *_field(UPCARD, hand.upcard),
         HISTORY, _fmt_list(turn_token(t) for t in hand.history),
         SEATS, _fmt_list(view.seats),
         SCORES, _fmt_scores(view.totals),
@@ -877,6 +909,12 @@ def _parse_position(tokens: Sequence[str]) -> Position:
         roles=roles,
         advice=None if advice_text is None else parse_move_token(advice_text),
     )
+    upcard = fields.get(UPCARD)
+    if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
+        raise ValueError(
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history"
+            f" ({view.hand.upcard})"
+        )
     fields.done()
     return Position(view)
 

@@ -32,7 +32,8 @@ A complete engine that plays legal moves::
         RandomBot().run()
 
 ``view`` is a ``GameView``: ``view.hand`` holds this seat's cards, the pile (top last), the
-stock count, the knock limit, the rules and the hand's history as this seat saw it;
+first upcard (``view.hand.upcard``, the protocol's ``upcard`` field), the stock count, the
+knock limit, the rules and the hand's history as this seat saw it;
 ``view.totals`` the scores. In the three-player game the captain also finds the sitter's
 ``view.advice``; the sitter is asked ``advise(view)`` with the captain's view, and by default
 answers what it would play itself.
@@ -245,6 +246,14 @@ class Engine:
         try:
             message = parse_referee_line(line)
         except ProtocolError as exc:
+            if exc.keyword == protocol.GO and self._position is not None:
+                # A go the engine cannot read (a decision word of a later version, say) is
+                # still answered, as for the phase of the latest position (spec 5.7).
+                logger.warning("answering an unreadable go from the position's phase: %s", exc)
+                phase = self._position.hand.phase
+                if phase is not Phase.OVER:
+                    self._answer(Go(Decision(phase.value)), stdout)
+                return True
             logger.warning("ignoring a bad referee line: %s", exc)
             return True
         if isinstance(message, Position):

@@ -281,7 +281,8 @@ class _Session:
     def go(self, decision: Decision, extra: str = "") -> str:
         # A game clock too, as in a match: an engine must read past the clock fields.
         move_ms = int(self.move_timeout * 1000)
-        line = str(proto.Go(decision, time=20 * move_ms, inc=move_ms // 10, movetime=move_ms))
+        clock_ms = min(20 * move_ms, proto.MAX_NUMBER)
+        line = str(proto.Go(decision, time=clock_ms, inc=move_ms // 10, movetime=move_ms))
         return f"{line} {extra}".rstrip()
 
 

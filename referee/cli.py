@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ginproto import __version__
+from ginproto.protocol import check_rules_fit
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Rules, RulesError, Variant
 from referee.cli_options import (
@@ -39,6 +40,7 @@ from referee.match import JobRunner, MatchConfig, Played, engine_names, run_jobs
 from referee.preflight import EngineNotReady
 from referee.progress import Progress
 from referee.report import Standings, finite_json
+from referee.stats import SPRT
 
 if TYPE_CHECKING:
     from referee.dask_backend import DaskCluster
@@ -64,11 +66,12 @@ def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules
     """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
     if variant is None:
         variant = "threehanded" if engines == 3 else "standard"
-    params = {"variant": variant, **rule_items(rule)}
+    items = rule_items(rule)
     try:
-        rules = Rules.from_params(params)
-    except RulesError as exc:
-        raise click.BadParameter(str(exc), param_hint="--rule/--variant") from None
+        rules = Rules.from_params({"variant": variant, **items})
+        check_rules_fit(rules)
+    except (RulesError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="'--rule'") from None
     if rules.players != engines:
         raise click.UsageError(
             f"{rules.variant} is played by {rules.players} engines, but {engines} were given"
@@ -267,10 +270,10 @@ def match(
     if sprt is not None:
         if len(engines) != 2:
             raise click.UsageError("--sprt compares two engines")
-        if not (0 < sprt[2] < 1 and 0 < sprt[3] < 1) or sprt[0] >= sprt[1]:
-            raise click.BadParameter(
-                "need ELO0 < ELO1 and 0 < ALPHA, BETA < 1", param_hint="--sprt"
-            )
+        try:
+            SPRT(*sprt)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--sprt'") from None
     if dask is not None and debug_log is not None:
         raise click.UsageError(
             "--debug-log is not available with --dask: the engines run on the workers"

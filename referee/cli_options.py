@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from referee.clock import DEFAULT_MARGIN
+from referee.clock import DEFAULT_MARGIN, TimeControlError, duration
 from referee.engine import EngineSpec
 from referee.sandbox import Limits, Policy, SandboxError, SandboxMode, start_warnings, support
 
@@ -46,6 +46,28 @@ def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
     )
 
 
+class Duration(click.ParamType[float]):
+    """Seconds: a finite positive number whose milliseconds fit in a protocol line
+    (``referee.clock.duration``, the one check that config files use too)."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            text: object = value
+        else:
+            text = str(value).strip()
+        try:
+            return duration(text, "it")
+        except TimeControlError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SECONDS = Duration()
+
+
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
     """``--move-timeout`` (seconds per decision), ``--startup-timeout`` (seconds for the
     handshake and each ``isready``) and ``--time-margin``."""
@@ -54,14 +76,14 @@ def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
         command = margin_option()(command)
         command = click.option(
             "--startup-timeout",
-            type=click.FloatRange(min=0.001),
+            type=SECONDS,
             default=10.0,
             show_default=True,
             help="Seconds for the engine's handshake and for each isready.",
         )(command)
         return click.option(
             "--move-timeout",
-            type=click.FloatRange(min=0.001),
+            type=SECONDS,
             default=move_default,
             show_default=True,
             help="Seconds for each decision of an engine.",

@@ -24,6 +24,7 @@ import click
 from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli_options import (
+    SECONDS,
     announce_sandbox,
     dask_option,
     margin_option,
@@ -127,10 +128,10 @@ Example config (every key but the engines has a default):
 )
 @click.option("--concurrency", type=click.IntRange(min=1), help="Games in parallel.")
 @click.option("--tc", help="Game clock BASE+INC in seconds, or 'inf'.")
-@click.option("--move-timeout", type=click.FloatRange(min=0.001), help="Seconds per decision.")
+@click.option("--move-timeout", type=SECONDS, help="Seconds per decision.")
 @click.option(
     "--startup-timeout",
-    type=click.FloatRange(min=0.001),
+    type=SECONDS,
     help="Seconds for the handshake and isready.",
 )
 @margin_option(default=None)

@@ -9,16 +9,50 @@ adds up from one decision to the next.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Final
 
+from ginproto.protocol import MAX_NUMBER
+
 DEFAULT_MARGIN: Final = 0.1
 """Seconds of grace on every time limit unless ``--time-margin`` says otherwise."""
 
+MAX_SECONDS = MAX_NUMBER / 1000
+"""The longest duration a protocol line can carry: its milliseconds must fit in a number."""
+
 
 class TimeControlError(ValueError):
-    """A time control's text form is malformed."""
+    """A time control's text form is malformed, or a duration is not a usable number."""
+
+
+def duration(value: object, what: str, zero: bool = False) -> float:
+    """``value`` as seconds, checked: a finite number, positive (or zero when ``zero``), and
+    small enough that its milliseconds fit in a protocol number. Every timeout and clock
+    setting, from the command line or a config file, passes through here.
+
+    Raises ``TimeControlError`` naming ``what``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TimeControlError(f"{what} must be a number of seconds, not {value!r}")
+    try:
+        seconds = float(value)
+    except (ValueError, OverflowError):
+        raise TimeControlError(f"{what} must be a number of seconds, not {value!r}") from None
+    if not math.isfinite(seconds):
+        raise TimeControlError(f"{what} must be a finite number of seconds, not {value!r}")
+    if seconds < 0 or (seconds == 0 and not zero):
+        bound = "zero or more" if zero else "more than zero"
+        raise TimeControlError(f"{what} must be {bound} seconds, not {value!r}")
+    if seconds > MAX_SECONDS:
+        raise TimeControlError(
+            f"{what} is too long: at most {MAX_SECONDS:.0f} seconds, so that its milliseconds"
+            f" fit in a protocol number"
+        )
+    if not zero and seconds < 0.001:
+        raise TimeControlError(f"{what} must be at least 0.001 seconds, not {value!r}")
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +77,9 @@ class TimeControl:
             raise TimeControlError(
                 f"time control must be BASE+INC in seconds (e.g. 60+0.5), not {text!r}"
             )
-        base, inc = float(m.group(1)), float(m.group(2) or 0.0)
-        if base <= 0:
-            raise TimeControlError("the base time must be positive")
-        return cls(base, inc, move, margin)
+        base = duration(m.group(1), "the base time")
+        inc = duration(m.group(2) or "0", "the increment", zero=True)
+        return cls(base, inc, duration(move, "the move timeout"), margin)
 
     def __str__(self) -> str:
         base = "inf" if self.base is None else f"{self.base:g}+{self.increment:g}"

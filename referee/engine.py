@@ -251,7 +251,11 @@ class EnginePlayer:
         remaining = clock.remaining
         go = proto.Go(
             decision,
-            time=None if remaining is None else max(0, int(remaining * 1000)),
+            # Never negative (an overdraft still owed reads 0), and a clock that increments
+            # have grown past what a line carries reads as the most.
+            time=None
+            if remaining is None
+            else min(max(0, int(remaining * 1000)), proto.MAX_NUMBER),
             inc=None if clock.control.base is None else int(clock.control.increment * 1000),
             movetime=int(clock.control.move * 1000),
         )

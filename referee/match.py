@@ -21,9 +21,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, overload
 
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
@@ -51,6 +51,62 @@ class GameJob:
     lineup: tuple[int, ...]
 
 
+class Schedule(Sequence[GameJob]):
+    """The games of a match, computed on demand like a ``range``: any number of games costs
+    the same memory, and job ``i`` is the same whether it is read by index or by iterating.
+
+    Without ``duplicate`` every game has its own deck sequence. With it, each deck sequence
+    is played once per rotation of the seats (twice for two engines, three times for three),
+    as in duplicate bridge, so the luck of the deal cancels out of the comparison.
+    """
+
+    __slots__ = ("duplicate", "engines", "games", "key_base", "rules", "seed", "start")
+
+    def __init__(
+        self,
+        rules: Rules,
+        engines: Sequence[int],
+        games: int,
+        seed: int | str,
+        duplicate: bool = False,
+        start: int = 0,
+        key_base: int = 0,
+    ) -> None:
+        n = len(engines)
+        if n != rules.players:
+            raise ValueError(f"{rules.variant} is played by {rules.players} engines, not {n}")
+        self.rules = rules
+        self.engines = tuple(engines)
+        self.games = max(games, 0)
+        self.seed = seed
+        self.duplicate = duplicate
+        self.start = start
+        self.key_base = key_base
+
+    def __len__(self) -> int:
+        return self.games
+
+    @overload
+    def __getitem__(self, i: int) -> GameJob: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[GameJob]: ...
+    def __getitem__(self, i: int | slice) -> GameJob | Sequence[GameJob]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.games))]
+        if i < 0:
+            i += self.games
+        if not 0 <= i < self.games:
+            raise IndexError("schedule index out of range")
+        n = len(self.engines)
+        shift = i % n
+        lineup = tuple(self.engines[(p + shift) % n] for p in range(n))
+        key = self.key_base + (i // n if self.duplicate else i)
+        return GameJob(self.start + i, self.rules, self.seed, key, lineup)
+
+    def __iter__(self) -> Iterator[GameJob]:
+        return (self[i] for i in range(self.games))
+
+
 def schedule(
     rules: Rules,
     engines: Sequence[int],
@@ -59,23 +115,10 @@ def schedule(
     duplicate: bool = False,
     start: int = 0,
     key_base: int = 0,
-) -> list[GameJob]:
-    """``games`` jobs between ``engines`` (indexes), the seats rotating from game to game.
-
-    Without ``duplicate`` every game has its own deck sequence. With it, each deck sequence
-    is played once per rotation of the seats (twice for two engines, three times for three),
-    as in duplicate bridge, so the luck of the deal cancels out of the comparison.
-    """
-    n = len(engines)
-    if n != rules.players:
-        raise ValueError(f"{rules.variant} is played by {rules.players} engines, not {n}")
-    jobs = []
-    for i in range(games):
-        shift = i % n
-        lineup = tuple(engines[(p + shift) % n] for p in range(n))
-        key = key_base + (i // n if duplicate else i)
-        jobs.append(GameJob(start + i, rules, seed, key, lineup))
-    return jobs
+) -> Schedule:
+    """``games`` jobs between ``engines`` (indexes), the seats rotating from game to game,
+    made one at a time as they are read (see ``Schedule``)."""
+    return Schedule(rules, engines, games, seed, duplicate, start, key_base)
 
 
 class Seats(Protocol):
@@ -105,7 +148,7 @@ class Played:
 
 
 def run_jobs(
-    jobs: Sequence[GameJob],
+    jobs: Iterable[GameJob],
     seats_factory: Callable[[], Seats],
     concurrency: int = 1,
     stop: Callable[[], bool] = lambda: False,
@@ -122,12 +165,31 @@ def run_jobs(
     taking turns under one interpreter lock. A worker process ignores Ctrl-C (the caller
     decides when to stop) and ends, closing its engines, if the referee itself dies.
     """
-    workers = max(1, min(concurrency, len(jobs)))
+    workers = max(1, min(concurrency, len(jobs)) if isinstance(jobs, Sized) else concurrency)
     if processes is None:
         processes = workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+    feed = _Feed(jobs)
     if processes:
-        return _in_order(jobs, _ProcessWorkers(jobs, seats_factory, workers), stop)
-    return _in_order(jobs, _ThreadWorkers(jobs, seats_factory, workers), stop)
+        return _in_order(feed, _ProcessWorkers(feed, seats_factory, workers), stop)
+    return _in_order(feed, _ThreadWorkers(feed, seats_factory, workers), stop)
+
+
+class _Feed:
+    """The jobs, handed out one at a time to whichever worker asks (from any thread), and the
+    order in which they were handed out, for ``_in_order``. Nothing is read ahead, so a
+    schedule of any length costs nothing until its games are played."""
+
+    def __init__(self, jobs: Iterable[GameJob]) -> None:
+        self._jobs = iter(jobs)
+        self._lock = threading.Lock()
+        self.order: collections.deque[int] = collections.deque()  # handed out, not yielded
+
+    def take(self) -> GameJob | None:
+        with self._lock:
+            job = next(self._jobs, None)
+            if job is not None:
+                self.order.append(job.index)
+            return job
 
 
 _GRACE = 3.0  # seconds the games in progress get to end after an error or Ctrl-C
@@ -146,14 +208,11 @@ class _Workers(Protocol):
     def shutdown(self) -> None: ...
 
 
-def _in_order(
-    jobs: Sequence[GameJob], workers: _Workers, stop: Callable[[], bool]
-) -> Iterator[Played]:
-    """Yield the workers' results in job order. ``next`` gives a result, an exception to
-    raise, ``None`` when a worker ended, or ``ALL_ENDED``."""
+def _in_order(feed: _Feed, workers: _Workers, stop: Callable[[], bool]) -> Iterator[Played]:
+    """Yield the workers' results in the order their jobs were handed out. ``next`` gives a
+    result, an exception to raise, ``None`` when a worker ended, or ``ALL_ENDED``."""
     pending: dict[int, Played] = {}
-    order = [job.index for job in jobs]
-    next_pos = 0
+    order = feed.order
     workers.start()
     try:
         while True:
@@ -165,12 +224,12 @@ def _in_order(
             if isinstance(item, BaseException):
                 raise item
             pending[item.job.index] = item
-            while next_pos < len(order) and order[next_pos] in pending:
-                yield pending.pop(order[next_pos])
-                next_pos += 1
+            while order and order[0] in pending:
+                yield pending.pop(order.popleft())
         # After a stop, games that finished out of order are still reported, in order.
-        for index in sorted(pending, key=order.index):
-            yield pending.pop(index)
+        for index in list(order):
+            if index in pending:
+                yield pending.pop(index)
     finally:
         workers.shutdown()
 
@@ -200,12 +259,8 @@ def _work(
 
 
 class _ThreadWorkers:
-    def __init__(
-        self, jobs: Sequence[GameJob], seats_factory: Callable[[], Seats], workers: int
-    ) -> None:
-        self.todo: queue.Queue[GameJob] = queue.Queue()
-        for job in jobs:
-            self.todo.put(job)
+    def __init__(self, feed: _Feed, seats_factory: Callable[[], Seats], workers: int) -> None:
+        self.feed = feed
         self.done: queue.Queue[Played | BaseException | None] = queue.Queue()
         self.quit = threading.Event()
         self.alive = workers
@@ -227,10 +282,7 @@ class _ThreadWorkers:
         ]
 
     def _take(self) -> GameJob | None:
-        try:
-            return self.todo.get_nowait()
-        except queue.Empty:
-            return None
+        return self.feed.take()
 
     def _stopping(self) -> bool:
         return self.quit.is_set()
@@ -272,11 +324,9 @@ class _ProcessWorkers:
     """Worker processes fed a few jobs at a time, so that the job pipe never fills: a stop
     leaves no process waiting to write jobs that nobody will read."""
 
-    def __init__(
-        self, jobs: Sequence[GameJob], seats_factory: Callable[[], Seats], workers: int
-    ) -> None:
+    def __init__(self, feed: _Feed, seats_factory: Callable[[], Seats], workers: int) -> None:
         ctx = multiprocessing.get_context("fork")
-        self.jobs = collections.deque(jobs)
+        self.feed = feed
         self.workers = workers
         self.queued = 0  # jobs handed over and not yet finished
         self.closed_feed = False
@@ -296,12 +346,13 @@ class _ProcessWorkers:
 
     def _feed(self) -> None:
         while not self.closed_feed and self.queued < 2 * self.workers:
-            if self.quit.is_set() or not self.jobs:
+            job = None if self.quit.is_set() else self.feed.take()
+            if job is None:
                 for _ in range(self.workers):
                     self.todo.put(None)  # one end-of-work mark per worker
                 self.closed_feed = True
                 return
-            self.todo.put(self.jobs.popleft())
+            self.todo.put(job)
             self.queued += 1
 
     def start(self) -> None:

@@ -168,6 +168,11 @@ def sprt_llr(wins: int, losses: int, draws: int, elo0: float, elo1: float) -> fl
     return (s1 - s0) * (2.0 * a - s0 - s1) / (2.0 * var / m)
 
 
+MAX_SPRT_ELO = 2000.0
+"""The largest Elo bound an SPRT takes: an expected score of 0.99999; beyond it the test can
+never decide in a match of any length. The comparisons also refuse NaN."""
+
+
 class SPRT:
     """Sequential probability ratio test of Elo ``elo0`` (H0) against ``elo1`` (H1).
 
@@ -179,9 +184,14 @@ class SPRT:
 
     def __init__(self, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05) -> None:
         if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0):
-            raise ValueError("alpha and beta must be in (0, 1)")
+            raise ValueError(f"ALPHA and BETA must be between 0 and 1, not {alpha} and {beta}")
+        if not (-MAX_SPRT_ELO <= elo0 <= MAX_SPRT_ELO and -MAX_SPRT_ELO <= elo1 <= MAX_SPRT_ELO):
+            raise ValueError(
+                f"ELO0 and ELO1 must be between {-MAX_SPRT_ELO:g} and {MAX_SPRT_ELO:g},"
+                f" not {elo0} and {elo1}"
+            )
         if not elo0 < elo1:
-            raise ValueError(f"need elo0 < elo1, got {elo0} and {elo1}")
+            raise ValueError(f"need ELO0 < ELO1, not {elo0} and {elo1}")
         self.elo0 = elo0
         self.elo1 = elo1
         self.alpha = alpha

@@ -40,18 +40,19 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 from engines import BUILTIN
+from ginproto.protocol import check_rules_fit
 from ginproto.record import EngineInfo, record_from_log
-from ginproto.rules import Rules, RulesError
+from ginproto.rules import Rules
 from ginproto.table import GameLog, play_game
 from ginproto.text import printable
 from referee import stats
-from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
+from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
 from referee.dask_backend import parse_address
 from referee.engine import EngineSpec
-from referee.match import GameJob, Played, Seats, run_jobs, schedule
+from referee.match import GameJob, Played, Schedule, Seats, run_jobs, schedule
 from referee.report import GameSummary, Standings, distinct, finite_json, signed, summarize
 from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
@@ -361,6 +362,8 @@ def load_config(
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: too deeply nested (arrays or tables in each other)") from None
     return build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
 
 
@@ -401,7 +404,8 @@ def build_config(
         params[rule] = _option_text(value)
     try:
         rules = Rules.from_params(params)
-    except RulesError as exc:
+        check_rules_fit(rules)
+    except ValueError as exc:  # RulesError too
         raise ConfigError(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}") from None
 
     games = merged.get("games", 2)
@@ -490,9 +494,10 @@ def _tc_text(value: object, where: str) -> str:
 
 
 def _positive(value: float, where: str) -> float:
-    if not value > 0:
-        raise ConfigError(f"{where} must be positive, not {value}")
-    return float(value)
+    try:
+        return duration(value, where)
+    except TimeControlError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _engines(
@@ -688,11 +693,42 @@ def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
 @dataclass(frozen=True, slots=True)
 class Plan:
     pairings: tuple[tuple[int, ...], ...]
-    games: tuple[Scheduled, ...]
+    games: Sequence[Scheduled]
+
+
+class _Games(Sequence[Scheduled]):
+    """A tournament's games in playing order, made on demand: round by round, each pairing's
+    game of that round in turn. Game ``i`` is round ``i // P`` of pairing ``i % P``."""
+
+    def __init__(self, per_pairing: Sequence[Schedule], rounds: int, seed: int | str) -> None:
+        self.per_pairing = per_pairing
+        self.rounds = rounds
+        self.seed = seed
+
+    def __len__(self) -> int:
+        return self.rounds * len(self.per_pairing)
+
+    @overload
+    def __getitem__(self, i: int) -> Scheduled: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Scheduled]: ...
+    def __getitem__(self, i: int | slice) -> Scheduled | Sequence[Scheduled]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("game index out of range")
+        r, p = divmod(i, len(self.per_pairing))
+        job = self.per_pairing[p][r]
+        return Scheduled(i, p, r, job.lineup, self.seed, job.key)
+
+    def __iter__(self) -> Iterator[Scheduled]:
+        return (self[i] for i in range(len(self)))
 
 
 def plan(config: TournamentConfig) -> Plan:
-    """Every game of the tournament, in the order they are played."""
+    """Every game of the tournament, in the order they are played (made as they are read)."""
     if config.seed is None:
         raise ValueError("the seed is not chosen yet")
     groups = pairings(config.format, len(config.engines), config.rules.players)
@@ -709,12 +745,7 @@ def plan(config: TournamentConfig) -> Plan:
         )
         for p, group in enumerate(groups)
     ]
-    games: list[Scheduled] = []
-    for r in range(config.games):
-        for p, jobs in enumerate(per_pairing):
-            job = jobs[r]
-            games.append(Scheduled(len(games), p, r, job.lineup, config.seed, job.key))
-    return Plan(tuple(groups), tuple(games))
+    return Plan(tuple(groups), _Games(per_pairing, config.games, config.seed))
 
 
 def job_of(game: Scheduled, rules: Rules) -> GameJob:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ginproto import protocol as P
-from ginproto.cards import Card
+from ginproto.cards import DECK, Card
 from ginproto.game import Entry, Game, GameView
 from ginproto.hand import Turn
 from ginproto.melds import best_melds
@@ -506,3 +506,25 @@ def test_many_seeded_mutations_raise_only_protocol_errors() -> None:
     rng = random.Random(20240601)
     for i in range(20_000):
         _check_line(mutate(rng, CORPUS[i % len(CORPUS)], rng.randint(1, 3)))
+
+
+def test_position_names_the_first_upcard() -> None:
+    """The first upcard is a field of its own: an engine need not work it out from the pile
+    and the history, and it stays known after the upcard was taken and buried."""
+    for rules in (Rules(), Rules(variant=Variant.OKLAHOMA), Rules(variant=Variant.THREEHANDED)):
+        for view in play(rules, 11).views:
+            line = P.format_position(view)
+            tokens = line.split()
+            upcard = view.hand.upcard
+            assert upcard is not None
+            assert tokens[tokens.index("upcard") + 1] == str(upcard)
+            assert P.parse_position(line) == view
+    view = play(Rules(), 3).views[0]
+    line = P.format_position(view)
+    without = line.replace(f" upcard {view.hand.upcard}", "")
+    assert "upcard" not in without
+    assert P.parse_position(without) == view  # a line without the field still reads
+    other = next(c for c in DECK if c != view.hand.upcard)
+    wrong = line.replace(f"upcard {view.hand.upcard}", f"upcard {other}")
+    with pytest.raises(P.ProtocolError, match="upcard"):
+        P.parse_position(wrong)

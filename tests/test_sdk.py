@@ -420,3 +420,13 @@ def test_text_protocol_game_equals_in_process_game(variant: Variant) -> None:
         assert all(re.fullmatch(r"(move|readyok|id|option|ginok)( .*)?", line)
                    for line in p.received)  # fmt: skip
         assert p.decisions > 0
+
+
+def test_a_go_with_an_unknown_decision_is_answered_from_the_position() -> None:
+    """spec 5.7: a decision word the engine does not know still gets one move line, for the
+    phase of the latest position; silence would be a timeout."""
+    view = first_view()
+    lines = run_lines(SimpleEngine(), P.format_position(view), "go ponder time 1000", "quit")
+    replies = [line for line in lines if line.startswith("move ")]
+    assert len(replies) == 1
+    assert P.parse_reply(replies[0]) in view.hand.legal_moves()

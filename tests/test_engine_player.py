@@ -1,0 +1,161 @@
+"""One engine process as a player, asserted directly: the clock it is sent, the clock it is
+charged, and the deadline of a decision, whatever the engine writes meanwhile.
+
+The engines are a few lines of Python written here, one behaviour each. A decision that never
+ends is caught by a guard thread, so a broken deadline fails the test instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ginproto.game import GameView
+from ginproto.moves import Move
+from ginproto.rules import Rules
+from ginproto.table import Decision, FaultKind, PlayerFault, play_game
+from referee.clock import TimeControl
+from referee.engine import EnginePlayer, EngineSpec
+
+SCRIPT = """
+import sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "gin":
+        print("id name Scripted\\nginok protocol 1", flush=True)
+    elif word == "isready":
+        print("readyok", flush=True)
+    elif word == "go":
+        if mode == "chatty":
+            while True:
+                print("info thinking", flush=True)
+                time.sleep(0.05)
+        if mode == "slow":
+            time.sleep(float(sys.argv[2]))
+        print("move pass", flush=True)
+    elif word == "quit":
+        break
+"""
+
+
+def first_view() -> GameView:
+    views: list[GameView] = []
+
+    class Stop(Exception):
+        pass
+
+    class Grab:
+        def decide(self, view: GameView, decision: Decision) -> Move:
+            views.append(view)
+            raise Stop
+
+        def hand_over(self, *args: object) -> None: ...
+        def game_over(self, *args: object) -> None: ...
+
+    with contextlib.suppress(Stop):
+        play_game(Rules(), [Grab(), Grab()], seed=1)
+    return views[0]
+
+
+def player(
+    tmp_path: Path, control: TimeControl, *mode: str, sent: list[str] | None = None
+) -> EnginePlayer:
+    script = tmp_path / "engine.py"
+    script.write_text(SCRIPT)
+    spec = EngineSpec((sys.executable, str(script), *mode))
+
+    def on_line(direction: str, line: str) -> None:
+        if sent is not None and direction == "to":
+            sent.append(line)
+
+    p = EnginePlayer(spec, control, startup_timeout=20.0, on_line=on_line)
+    # Started from this thread: an engine dies with the thread that started it (pdeathsig).
+    p.start()
+    p.new_game(1, 0, Rules())
+    return p
+
+
+def decide(p: EnginePlayer, view: GameView, guard: float = 30.0) -> Move | PlayerFault:
+    """The engine's decision or its fault; fails if the decision outlives ``guard`` seconds."""
+    out: list[Move | PlayerFault] = []
+
+    def run() -> None:
+        try:
+            out.append(p.decide(view, Decision.OFFER))
+        except PlayerFault as fault:
+            out.append(fault)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(guard)
+    if t.is_alive():
+        p.close()
+        pytest.fail("the decision never ended: its deadline was not kept")
+    return out[0]
+
+
+def test_the_go_line_carries_the_clock_and_the_clock_is_charged(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = player(tmp_path, TimeControl(30.0, 5.0, 2.0), "quick", sent=sent)
+    view = first_view()
+    try:
+        assert decide(p, view) == Move.pass_()
+        assert [line for line in sent if line.startswith("go ")] == [
+            "go offer time 30000 inc 5000 movetime 2000"
+        ]
+        remaining = p.clock.remaining
+        assert remaining is not None and 33.0 < remaining < 35.0  # 30 - a little + 5
+        assert decide(p, view) == Move.pass_()
+        go = [line for line in sent if line.startswith("go ")][-1].split()
+        assert go[:2] == ["go", "offer"] and go[4:] == ["inc", "5000", "movetime", "2000"]
+        assert int(go[3]) == int(remaining * 1000)
+    finally:
+        p.close()
+
+
+def test_without_a_game_clock_only_the_move_time_is_sent(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = player(tmp_path, TimeControl(None, 0.0, 3.0), "quick", sent=sent)
+    try:
+        assert decide(p, first_view()) == Move.pass_()
+        assert [line for line in sent if line.startswith("go ")] == ["go offer movetime 3000"]
+    finally:
+        p.close()
+
+
+def test_info_lines_do_not_extend_the_deadline(tmp_path: Path) -> None:
+    p = player(tmp_path, TimeControl(None, 0.0, 0.5), "chatty")
+    try:
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.TIMEOUT
+        assert "info thinking" in fault.detail
+    finally:
+        p.close()
+
+
+def test_a_late_answer_is_a_timeout(tmp_path: Path) -> None:
+    p = player(tmp_path, TimeControl(None, 0.0, 0.3), "slow", "1.5")
+    try:
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.TIMEOUT
+    finally:
+        p.close()
+
+
+def test_the_decision_is_cut_off_when_the_game_clock_runs_out(tmp_path: Path) -> None:
+    # A move limit of 60 s, but only 0.4 s on the game clock: the engine that takes 20 s
+    # flags, and the referee does not wait for the move limit.
+    p = player(tmp_path, TimeControl(0.4, 0.0, 60.0), "slow", "20")
+    try:
+        fault = decide(p, first_view(), guard=15.0)
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.FLAG
+    finally:
+        p.close()
