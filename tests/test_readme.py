@@ -14,6 +14,9 @@ lines and what follows them on the line runs as written. Also left out, and said
 
 - commands that need a person at a terminal (``ginref play``, ``ginref replay --step``);
 - the test suite's own command (``ruff``, ``mypy``, ``pytest``), which is what runs this test.
+
+A ``console`` block is a template for the reader's own machines (a cluster's scheduler at
+``HOST``), not a command to run here, and is not run.
 """
 
 from __future__ import annotations
