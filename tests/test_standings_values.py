@@ -45,17 +45,19 @@ def test_results_are_credited_to_engines_whatever_their_seats() -> None:
     assert [(e["wins"], e["losses"], e["draws"]) for e in engines] == [(2, 1, 1), (1, 2, 1)]
 
 
-def test_points_per_hand_are_net_in_the_two_player_game() -> None:
+def test_points_per_hand_are_points_won_and_the_net_figure_is_their_difference() -> None:
     s = Standings(["A", "B"])
     s.add(game((0, 1), winner=0, hands=((0, 30), (1, 10), (None, 0))))
     s.add(game((1, 0), winner=0, hands=((0, 20),)))
     a, b = s.tallies
     assert (a.hands, a.hands_won, b.hands, b.hands_won) == (4, 2, 4, 1)
-    assert a.points.mean == pytest.approx((30 - 10 + 0 + 20) / 4)
-    assert b.points.mean == pytest.approx(-(30 - 10 + 0 + 20) / 4)
+    # Each engine scores the points of the hands it won, 0 in the others ...
+    assert a.points.mean == pytest.approx((30 + 0 + 0 + 20) / 4)
+    assert b.points.mean == pytest.approx((0 + 10 + 0 + 0) / 4)
+    # ... and the net figure is A's points minus B's, a hand.
     h = s.head_to_head()
-    assert h["points_per_hand"]["mean"] == pytest.approx(10.0)
-    assert h["points_per_hand"]["hands"] == 4
+    assert h["net_points_per_hand"]["mean"] == pytest.approx((30 - 10 + 0 + 20) / 4)
+    assert h["net_points_per_hand"]["hands"] == 4
 
 
 def test_head_to_head_elo_and_los_are_those_of_the_score() -> None:
