@@ -34,6 +34,9 @@ for line in sys.stdin:
     for out in replies.get(word, default.get(word, [])):
         if out.startswith("!exit"):
             sys.exit(int(out.split()[1]))
+        if out.startswith("!err"):
+            print(out[5:], file=sys.stderr, flush=True)
+            continue
         if out.startswith("!sleep"):
             time.sleep(float(out.split()[1]))
             continue
@@ -77,6 +80,7 @@ def make(
     received: list[str] | None = None,
     control: TimeControl = CONTROL,
     startup_timeout: float = 20.0,
+    stderr_path: str | None = None,
     **spec_args: object,
 ) -> EnginePlayer:
     script = tmp_path / "engine.py"
@@ -92,7 +96,9 @@ def make(
         if direction == "from" and received is not None:
             received.append(line)
 
-    return EnginePlayer(spec, control, startup_timeout=startup_timeout, on_line=on_line)
+    return EnginePlayer(
+        spec, control, startup_timeout=startup_timeout, on_line=on_line, stderr_path=stderr_path
+    )
 
 
 def fault_of(action: object) -> PlayerFault:
@@ -267,6 +273,17 @@ def test_an_engine_that_exits_in_the_handshake_crashed(tmp_path: Path) -> None:
     assert p.process is None
 
 
+def test_what_an_engine_writes_to_stderr_is_kept_in_its_file(tmp_path: Path) -> None:
+    log = tmp_path / "engine.err"
+    p = make(tmp_path, {"gin": ["!err warming up", "ginok protocol 1"]}, stderr_path=str(log))
+    try:
+        p.start()
+    finally:
+        p.close()
+    assert "warming up" in log.read_text()
+    assert p.stderr_error is None
+
+
 def test_a_command_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-engine"
     p = EnginePlayer(EngineSpec((str(missing),)), CONTROL)
@@ -374,10 +391,11 @@ def test_an_engine_that_exits_instead_of_moving_crashed(tmp_path: Path) -> None:
 
 
 def test_ignored_lines_are_quoted_in_a_timeout_three_at_most(tmp_path: Path) -> None:
-    long = "info " + "y" * 100
+    long = "info " + "y" * 76  # 81 characters: cut to 80, and marked as cut
+    just = "info " + "z" * 75  # 80 characters: shown whole
     p = make(
         tmp_path,
-        {"go": [long, "info two", "hello", "info four", "!sleep 30"]},
+        {"go": [long, just, "hello", "info four", "!sleep 30"]},
         control=TimeControl(None, 0.0, 0.8),
     )
     try:
@@ -388,7 +406,7 @@ def test_ignored_lines_are_quoted_in_a_timeout_three_at_most(tmp_path: Path) -> 
         assert fault.detail.startswith("no move after ")
         assert "(offer)" in fault.detail
         shown = repr(long[:80] + "...")
-        assert fault.detail.endswith(f"; ignored lines: {shown}, 'info two', 'hello'")
+        assert fault.detail.endswith(f"; ignored lines: {shown}, {just!r}, 'hello'")
     finally:
         p.close()
 
