@@ -503,3 +503,28 @@ def test_information_for_a_dead_engine_is_dropped(tmp_path: Path) -> None:
     p = make(tmp_path, sent=sent)
     p.game_over(0, finished(None), None)  # never started: nothing is sent, the game counts
     assert sent == [] and p.record == [0, 0, 1]
+
+
+def test_an_engine_that_exits_after_ginok_crashed(tmp_path: Path) -> None:
+    """It exits as soon as it has said ``ginok``: whether the referee finds out writing
+    ``isready`` or waiting for ``readyok``, the ruling is a crash that gives its exit status."""
+    p = make(tmp_path, {"gin": ["ginok protocol 1", "!exit 4"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert "4" in fault.detail
+    assert p.process is None
+
+
+def test_an_engine_that_dies_after_a_game_does_not_stop_the_referee(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, {"gameover": ["!exit 0"]}, sent=sent)
+    try:
+        p.start()
+        p.game_over(0, finished(0), None)
+        time.sleep(0.3)  # time for it to exit
+        p.game_over(0, finished(1), None)
+        assert p.record == [1, 1, 0]
+        p.finish_match()
+        assert p.process is None
+    finally:
+        p.close()
