@@ -184,3 +184,83 @@ def test_bad_results_are_refused(
 def test_scores_at_the_ends_of_the_range_are_accepted() -> None:
     r = elo_mle([("a", "b", 0.0), ("a", "b", 1.0)])
     assert r["a"].elo == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_whole_refusal_of_infinite_ratings() -> None:
+    with pytest.raises(ValueError) as info:
+        elo_mle([("a", "b", 1.0)])
+    assert str(info.value) == (
+        "ratings are not finite: some players have no score against a group of others "
+        "(a perfect record, or separate groups); pass prior_draws > 0"
+    )
+
+
+def test_a_prior_with_an_uneven_field_matches_a_direct_maximisation() -> None:
+    """a scores 5 of 6 against b and against c, b and c draw; one virtual draw each against a
+    phantom rated 0. The ratings and intervals are checked against a plain gradient ascent on
+    the log-likelihood and its Hessian taken by finite differences (natural units), centred as
+    the ratings are."""
+    results = [("a", "b", 1.0)] * 5 + [("a", "c", 1.0)] * 5
+    results += [("b", "a", 1.0), ("c", "a", 1.0), ("b", "c", 0.5)]
+
+    def ln_s(x: float) -> float:
+        return -math.log1p(math.exp(-x))
+
+    def loglik(t: list[float]) -> float:
+        index = {"a": 0, "b": 1, "c": 2}
+        total = 0.0
+        for x, y, score in results:
+            d = t[index[x]] - t[index[y]]
+            total += score * ln_s(d) + (1 - score) * ln_s(-d)
+        return total + sum(0.5 * (ln_s(v) + ln_s(-v)) for v in t)
+
+    theta = [0.0, 0.0, 0.0]
+    h = 1e-6
+    for _ in range(2000):
+        grad = []
+        for k in range(3):
+            up = theta.copy()
+            up[k] += h
+            down = theta.copy()
+            down[k] -= h
+            grad.append((loglik(up) - loglik(down)) / (2 * h))
+        theta = [v + 0.3 * g for v, g in zip(theta, grad, strict=True)]
+    mean = sum(theta) / 3
+    assert abs(mean) > 0.01  # the phantom makes the uncentred ratings matter
+
+    e = 1e-4
+    hess = [[0.0] * 3 for _ in range(3)]
+    for i in range(3):
+        for j in range(3):
+            def at(di: float, dj: float, i: int = i, j: int = j) -> float:
+                t = theta.copy()
+                t[i] += di
+                t[j] += dj
+                return loglik(t)
+
+            hess[i][j] = (at(e, e) - at(e, -e) - at(-e, e) + at(-e, -e)) / (4 * e * e)
+    cov = _inverse3([[-x for x in row] for row in hess])
+    # The variance of a centred rating t_i - mean(t).
+    var = []
+    for i in range(3):
+        row = sum(cov[i]) / 3
+        grand = sum(sum(r) for r in cov) / 9
+        var.append(cov[i][i] - 2 * row + grand)
+
+    r = elo_mle(results, prior_draws=1.0)
+    for k, name in enumerate("abc"):
+        assert r[name].elo == pytest.approx(ELO_PER_NAT * (theta[k] - mean), abs=1e-4)
+        half = Z95 * ELO_PER_NAT * math.sqrt(var[k])
+        assert r[name].hi - r[name].elo == pytest.approx(half, rel=1e-5)
+
+
+def _inverse3(m: list[list[float]]) -> list[list[float]]:
+    """The inverse of a 3 x 3 matrix by cofactors."""
+    (a, b, c), (d, e, f), (g, h, i) = m
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    adj = [
+        [e * i - f * h, c * h - b * i, b * f - c * e],
+        [f * g - d * i, a * i - c * g, c * d - a * f],
+        [d * h - e * g, b * g - a * h, a * e - b * d],
+    ]
+    return [[x / det for x in row] for row in adj]

@@ -167,3 +167,19 @@ def test_a_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     found = summarize_records(["-"])
     assert found.standings.games == 1 and found.files == ["-"]
     assert found.standings.names == list(NAMES)
+
+
+def test_a_bad_game_read_from_standard_input_is_placed_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    good = text_of(played(1, (0, 1)), (0, 1))
+    torn = text_of(played(2, (1, 0)), (1, 0))
+
+    class Stdin:
+        buffer = io.BytesIO((good + torn[: len(torn) // 2]).encode())
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    found = summarize_records(["-"])
+    [skipped] = found.skipped
+    assert (skipped.path, skipped.game) == ("-", 2)
+    assert str(skipped.error).startswith("<stdin>:")
