@@ -127,11 +127,13 @@ def test_a_game_with_a_wrong_move_is_left_out_with_its_line(tmp_path: Path) -> N
             lines[i] = line.replace(line.split()[-1], "ZZ")
             break
     path = tmp_path / "wrong.gin"
-    path.write_text(good + "".join(lines))
+    path.write_text(good + "".join(lines) + good)
     found = summarize_records([str(path)])
-    assert found.standings.games == 1
+    assert found.standings.games == 2  # the games after a bad one are still read
     assert [(s.path, s.game) for s in found.skipped] == [(str(path), 2)]
-    assert found.skipped[0].error.line > 0
+    error = found.skipped[0].error
+    assert error.line > 0
+    assert str(error).startswith(f"{path}:{error.line}: ")
 
 
 def test_files_are_read_in_order_and_engines_numbered_as_first_seen(tmp_path: Path) -> None:
@@ -183,3 +185,48 @@ def test_a_bad_game_read_from_standard_input_is_placed_in_it(
     [skipped] = found.skipped
     assert (skipped.path, skipped.game) == ("-", 2)
     assert str(skipped.error).startswith("<stdin>:")
+
+
+def test_a_file_with_no_game_is_listed_and_the_next_file_read(tmp_path: Path) -> None:
+    junk, good = tmp_path / "junk.gin", tmp_path / "good.gin"
+    junk.write_text("this is no record\n")
+    good.write_text(text_of(played(1, (0, 1)), (0, 1)))
+    found = summarize_records([str(junk), str(good)])
+    assert found.standings.games == 1
+    [skipped] = found.skipped
+    assert (skipped.path, skipped.game, skipped.error.line) == (str(junk), 1, 1)
+    assert "this is no record" in skipped.error.message
+
+
+@pytest.mark.parametrize(("first", "second"), [((1, 0), (2, 0)), ((1, 0), (1, 1))])
+def test_different_deals_from_swapped_seats_are_no_pair(
+    tmp_path: Path, first: tuple[int, int], second: tuple[int, int]
+) -> None:
+    """Games pair only when both the seed and the key of their deals agree."""
+    path = tmp_path / "two.gin"
+    (seed_a, key_a), (seed_b, key_b) = first, second
+    a = play_game(Rules(), [KnockerPlayer(1), KnockerPlayer(2)], seed=seed_a, key=key_a)
+    b = play_game(Rules(), [KnockerPlayer(3), KnockerPlayer(4)], seed=seed_b, key=key_b)
+    path.write_text(text_of(a, (0, 1)) + text_of(b, (1, 0)))
+    found = summarize_records([str(path)])
+    assert not found.standings.duplicate
+    assert found.standings.pairs() is None
+
+
+def test_interleaved_pairs_are_matched_by_their_deal(tmp_path: Path) -> None:
+    """Deals 3 and 2 from the first seats, then both from the swapped seats. Knocker wins
+    both games of deal 3 and loses both of deal 2: pairs of 2 and 0, not two of 1."""
+    order = [(3, (0, 1)), (2, (0, 1)), (3, (1, 0)), (2, (1, 0))]
+    logs = [played(seed, lineup) for seed, lineup in order]
+    path = tmp_path / "interleaved.gin"
+    path.write_text(
+        "".join(text_of(log, lineup) for log, (_, lineup) in zip(logs, order, strict=True))
+    )
+    want = Standings(list(NAMES), duplicate=True)
+    for log, (seed, lineup) in zip(logs, order, strict=True):
+        want.add(summarize(lineup, seed, log))
+    found = summarize_records([str(path)])
+    assert found.standings.pairs() == want.pairs()
+    assert found.standings.pair_scores == want.pair_scores
+    pairs = found.standings.pairs()
+    assert pairs is not None and pairs["pentanomial"] == [1, 0, 0, 0, 1]
