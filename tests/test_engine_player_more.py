@@ -427,6 +427,10 @@ def test_a_silent_timeout_names_no_ignored_lines(tmp_path: Path) -> None:
         assert fault.kind is FaultKind.TIMEOUT
         assert "ignored" not in fault.detail
         assert fault.detail.endswith("s (offer)")
+        # The time it took is the time since the go line: at least the limit, and well
+        # under the time this test allows before it gives up.
+        seconds = float(fault.detail.removeprefix("no move after ").split("s")[0])
+        assert 0.4 <= seconds < 30
     finally:
         p.close()
 
