@@ -36,6 +36,11 @@ for line in sys.stdin:
     for out in replies.get(word, default.get(word, [])):
         if out.startswith("!exit"):
             sys.exit(int(out.split()[1]))
+        if out == "!close":
+            import os
+            sys.stdin.close()
+            os.close(0)
+            continue
         if out.startswith("!err"):
             print(out[5:], file=sys.stderr, flush=True)
             continue
@@ -560,3 +565,14 @@ def test_the_end_of_a_hand_and_of_a_game_are_sent_as_the_codec_writes_them(
         assert sent[-2] != str(proto.GameOver.of(0, game, None))
     finally:
         p.close()
+
+
+def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path: Path) -> None:
+    """It closes its input, says ``ginok`` and exits: writing to it fails, and the ruling
+    gives its exit status."""
+    p = make(tmp_path, {"gin": ["!close", "ginok protocol 1", "!exit 6"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert "6" in fault.detail
+    assert p.process is None
+
