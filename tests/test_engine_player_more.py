@@ -575,4 +575,3 @@ def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path
     assert fault.kind is FaultKind.CRASH
     assert "6" in fault.detail
     assert p.process is None
-
