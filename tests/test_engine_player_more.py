@@ -575,3 +575,20 @@ def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path
     assert fault.kind is FaultKind.CRASH
     assert "6" in fault.detail
     assert p.process is None
+
+
+def test_malformed_lines_in_the_handshake_are_logged_and_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    replies = {"gin": ["option type spin", "ginok protocol x", "ginok protocol 1"]}
+    p = make(tmp_path, replies, name="Shown")
+    try:
+        with caplog.at_level("INFO", logger="referee.engine"):
+            p.start()
+        assert p.alive and p.id.options == []
+    finally:
+        p.close()
+    ignored = [r.getMessage() for r in caplog.records if "ignored malformed line" in r.getMessage()]
+    assert len(ignored) == 2
+    assert ignored[0].startswith("Shown: ignored malformed line 'option type spin': malformed")
+    assert ignored[1].startswith("Shown: ignored malformed line 'ginok protocol x': malformed")
