@@ -45,16 +45,16 @@ def test_results_are_credited_to_engines_whatever_their_seats() -> None:
     assert [(e["wins"], e["losses"], e["draws"]) for e in engines] == [(2, 1, 1), (1, 2, 1)]
 
 
-def test_points_per_hand_are_scored_and_the_net_is_its_own_figure() -> None:
-    """Pts/hand is the points an engine scored per hand it held cards in (0 for a hand lost
-    or drawn); the two-player net difference is its own figure."""
+def test_points_per_hand_are_points_won_and_the_net_figure_is_their_difference() -> None:
     s = Standings(["A", "B"])
     s.add(game((0, 1), winner=0, hands=((0, 30), (1, 10), (None, 0))))
     s.add(game((1, 0), winner=0, hands=((0, 20),)))
     a, b = s.tallies
     assert (a.hands, a.hands_won, b.hands, b.hands_won) == (4, 2, 4, 1)
+    # Each engine scores the points of the hands it won, 0 in the others ...
     assert a.points.mean == pytest.approx((30 + 0 + 0 + 20) / 4)
     assert b.points.mean == pytest.approx((0 + 10 + 0 + 0) / 4)
+    # ... and the net figure is A's points minus B's, a hand.
     h = s.head_to_head()
     assert h["net_points_per_hand"]["mean"] == pytest.approx((30 - 10 + 0 + 20) / 4)
     assert h["net_points_per_hand"]["hands"] == 4

@@ -1,0 +1,594 @@
+"""An engine process as a player: the handshake, what is sent to the engine, and the ruling for
+each thing an engine can do wrong, with the words a user reads in it.
+
+Each engine here is a small Python script told, for every word it is sent, which lines to write
+back (``!exit N`` ends it, ``!sleep S`` waits), so one behaviour is scripted per test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engines import BUILTIN
+from ginproto import protocol as proto
+from ginproto.game import Game, GameEnd, GameView
+from ginproto.moves import Move
+from ginproto.rules import Rules
+from ginproto.table import Decision, Fault, FaultKind, PlayerFault, play_game
+from ginproto.text import ID_LIMIT
+from referee.clock import TimeControl
+from referee.engine import EnginePlayer, EngineSpec, EngineSpecError
+from tests.helpers import KnockerPlayer
+
+SCRIPT = """
+import json, sys, time
+replies = json.loads(sys.argv[1])
+default = {"gin": ["ginok protocol 1"], "isready": ["readyok"], "go": ["move pass"]}
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    for out in replies.get(word, default.get(word, [])):
+        if out.startswith("!exit"):
+            sys.exit(int(out.split()[1]))
+        if out == "!close":
+            import os
+            sys.stdin.close()
+            os.close(0)
+            continue
+        if out.startswith("!err"):
+            print(out[5:], file=sys.stderr, flush=True)
+            continue
+        if out.startswith("!sleep"):
+            time.sleep(float(out.split()[1]))
+            continue
+        print(out, flush=True)
+    if word == "quit":
+        break
+"""
+
+CONTROL = TimeControl(None, 0.0, 5.0)
+SCORE_4_2_1_1 = ["games", "4", "wins", "2", "losses", "1", "draws", "1"]
+
+
+def view_and_game() -> tuple[GameView, Game]:
+    views: list[GameView] = []
+
+    class Stop(Exception):
+        pass
+
+    class Grab:
+        def decide(self, view: GameView, decision: Decision) -> Move:
+            views.append(view)
+            raise Stop
+
+        def hand_over(self, *args: object) -> None: ...
+        def game_over(self, *args: object) -> None: ...
+
+    with contextlib.suppress(Stop):
+        play_game(Rules(), [Grab(), Grab()], seed=1)
+    return views[0], Game(Rules())
+
+
+def first_view() -> GameView:
+    return view_and_game()[0]
+
+
+def make(
+    tmp_path: Path,
+    replies: dict[str, list[str]] | None = None,
+    *,
+    sent: list[str] | None = None,
+    received: list[str] | None = None,
+    control: TimeControl = CONTROL,
+    startup_timeout: float = 20.0,
+    stderr_path: str | None = None,
+    **spec_args: object,
+) -> EnginePlayer:
+    script = tmp_path / "engine.py"
+    script.write_text(SCRIPT)
+    spec = EngineSpec(
+        (sys.executable, str(script), json.dumps(replies or {})),
+        **spec_args,  # type: ignore[arg-type]
+    )
+
+    def on_line(direction: str, line: str) -> None:
+        if direction == "to" and sent is not None:
+            sent.append(line)
+        if direction == "from" and received is not None:
+            received.append(line)
+
+    return EnginePlayer(
+        spec, control, startup_timeout=startup_timeout, on_line=on_line, stderr_path=stderr_path
+    )
+
+
+def fault_of(action: object) -> PlayerFault:
+    assert callable(action)
+    with pytest.raises(PlayerFault) as info:
+        action()
+    return info.value
+
+
+def decide(p: EnginePlayer, view: GameView, guard: float = 30.0) -> Move | PlayerFault:
+    """The engine's decision or its fault; fails if the decision outlives ``guard`` seconds."""
+    out: list[Move | PlayerFault] = []
+
+    def run() -> None:
+        try:
+            out.append(p.decide(view, Decision.OFFER))
+        except PlayerFault as fault:
+            out.append(fault)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(guard)
+    if t.is_alive():
+        p.close()
+        pytest.fail("the decision never ended")
+    return out[0]
+
+
+# -- EngineSpec ---------------------------------------------------------------------------------
+
+
+def test_a_spec_is_a_builtin_name_or_a_command_line() -> None:
+    name = next(iter(BUILTIN))
+    builtin = EngineSpec.parse(f"  {name} ")
+    assert list(builtin.argv) == BUILTIN[name]
+    assert builtin.builtin == name and builtin.label == name
+    spec = EngineSpec.parse("node 'my engines/simple.js' --fast", cwd="/tmp")
+    assert spec.argv == ("node", "my engines/simple.js", "--fast")
+    assert spec.cwd == "/tmp" and spec.builtin is None
+    assert spec.label == "node"
+    assert EngineSpec(("/opt/bots/gin-bot", "-x"), name="Shown").label == "Shown"
+    assert EngineSpec(("/opt/bots/gin-bot", "-x")).label == "gin-bot"
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_spec_is_refused(text: str) -> None:
+    with pytest.raises(EngineSpecError) as info:
+        EngineSpec.parse(text)
+    assert str(info.value) == "an engine needs a built-in name or a command line"
+
+
+def test_a_spec_that_does_not_split_is_refused() -> None:
+    with pytest.raises(EngineSpecError) as info:
+        EngineSpec.parse("engine 'unclosed")
+    assert str(info.value).startswith('cannot split the engine command "engine \'unclosed": ')
+
+
+def test_a_builtin_engine_from_no_folder_does_not_see_the_working_directory() -> None:
+    name = next(iter(BUILTIN))
+    assert EngineSpec.parse(name).policy.workdir is False
+    assert EngineSpec.parse(name, cwd="/tmp").policy.workdir == EngineSpec(("x",)).sandbox.workdir
+    own = EngineSpec(("python3", "bot.py"))
+    assert own.policy == own.sandbox
+
+
+# -- the handshake ------------------------------------------------------------------------------
+
+
+def test_the_handshake_records_what_the_engine_says_and_sends_its_options(
+    tmp_path: Path,
+) -> None:
+    sent: list[str] = []
+    replies = {
+        "gin": [
+            "id name Scripted Bot",
+            "id author Ann Author",
+            "id version 2.1",
+            "option name Depth type spin default 3 min 1 max 9",
+            "option name Style type combo default calm var calm var wild",
+            "this line is nonsense",
+            "ginok protocol 1",
+        ]
+    }
+    p = make(tmp_path, replies, sent=sent, options=(("Depth", "5"), ("Style", "wild")))
+    try:
+        p.start()
+        assert p.alive
+        assert (p.id.name, p.id.author, p.id.version, p.id.protocol) == (
+            "Scripted Bot",
+            "Ann Author",
+            "2.1",
+            1,
+        )
+        assert p.name == "Scripted Bot"
+        assert [o.name for o in p.id.options] == ["Depth", "Style"]
+        assert p.id.options[0].default == "3"
+        assert p.id.options[1].vars == ("calm", "wild")
+        assert sent[0].startswith("gin")
+        assert sent[1:] == [
+            "setoption name Depth value 5",
+            "setoption name Style value wild",
+            "isready",
+            "newmatch",
+        ]
+    finally:
+        p.close()
+    assert not p.alive
+
+
+def test_a_display_name_overrides_the_engine_name(tmp_path: Path) -> None:
+    p = make(tmp_path, {"gin": ["id name Told", "ginok protocol 1"]}, name="Given")
+    try:
+        assert p.name == "Given"
+        p.start()
+        assert p.name == "Given" and p.id.name == "Told"
+    finally:
+        p.close()
+
+
+def test_before_the_handshake_the_name_is_the_label(tmp_path: Path) -> None:
+    p = make(tmp_path)
+    assert p.name == "python3" or p.name == Path(sys.executable).name
+
+
+def test_what_an_engine_says_of_itself_is_bounded_and_printable(tmp_path: Path) -> None:
+    long = "N" * (ID_LIMIT + 50)
+    replies = {
+        "gin": [
+            f"id name {long}",
+            "id author a\x1bb",
+            f"option name {long} type combo default {long} var {long}",
+            "ginok protocol 1",
+        ]
+    }
+    p = make(tmp_path, replies)
+    try:
+        p.start()
+        assert p.id.name is not None and p.id.name.startswith("NNN")
+        assert len(p.id.name) < len(long)
+        assert p.id.author is not None and "\x1b" not in p.id.author
+        option = p.id.options[0]
+        for text in (option.name, option.default, *option.vars):
+            assert len(text) < len(long) and text.startswith("NNN")
+    finally:
+        p.close()
+
+
+def test_another_protocol_version_is_a_startup_fault(tmp_path: Path) -> None:
+    p = make(tmp_path, {"gin": ["ginok protocol 7"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.STARTUP
+    assert "speaks protocol 7" in fault.detail and "this referee speaks 1" in fault.detail
+    assert p.process is None and p.id.protocol == 7
+
+
+def test_no_ginok_in_time_is_a_startup_fault(tmp_path: Path) -> None:
+    p = make(tmp_path, {"gin": ["id name Mute"]}, startup_timeout=0.5)
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.STARTUP
+    assert fault.detail == "no ginok within 0.5s"
+    assert p.process is None
+
+
+def test_no_readyok_in_time_is_a_startup_fault(tmp_path: Path) -> None:
+    p = make(tmp_path, {"isready": ["info busy"]}, startup_timeout=0.5)
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.STARTUP
+    assert fault.detail == "no readyok within 0.5s"
+
+
+def test_an_engine_that_exits_in_the_handshake_crashed(tmp_path: Path) -> None:
+    p = make(tmp_path, {"gin": ["id name Gone", "!exit 3"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert "while waiting for ginok" in fault.detail
+    assert "3" in fault.detail
+    assert p.process is None
+
+
+def test_what_an_engine_writes_to_stderr_is_kept_in_its_file(tmp_path: Path) -> None:
+    log = tmp_path / "engine.err"
+    p = make(tmp_path, {"gin": ["!err warming up", "ginok protocol 1"]}, stderr_path=str(log))
+    try:
+        p.start()
+    finally:
+        p.close()
+    assert "warming up" in log.read_text()
+    assert p.stderr_error is None
+
+
+def test_a_command_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-engine"
+    p = EnginePlayer(EngineSpec((str(missing),)), CONTROL)
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert fault.detail.startswith("cannot start: ")
+
+
+def test_a_long_line_in_the_handshake_is_malformed(tmp_path: Path) -> None:
+    p = make(tmp_path, {"gin": ["id name " + "x" * 500, "ginok protocol 1"]})
+    p.line_limit = 100
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.MALFORMED
+    assert fault.detail == "a line longer than 100 bytes"
+
+
+# -- decisions ----------------------------------------------------------------------------------
+
+
+def test_a_game_is_announced_before_the_first_decision(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent)
+    try:
+        p.start()
+        p.new_game(4, 1, Rules())
+        assert decide(p, first_view()) == Move.pass_()
+        words = [line.split()[0] for line in sent]
+        assert words[-4:] == ["isready", "newgame", "position", "go"]
+        newgame = next(line for line in sent if line.startswith("newgame"))
+        assert newgame.split()[1:5] == ["game", "4", "player", "1"]
+        count = len(sent)
+        assert decide(p, first_view()) == Move.pass_()
+        # The second decision of the game sends no new game and no ping.
+        assert [line.split()[0] for line in sent[count:]] == ["position", "go"]
+    finally:
+        p.close()
+
+
+def test_an_engine_is_started_at_its_first_decision(tmp_path: Path) -> None:
+    p = make(tmp_path)
+    try:
+        p.new_game(1, 0, Rules())
+        assert not p.alive
+        # From this thread: an engine dies with the thread that started it (pdeathsig).
+        assert p.decide(first_view(), Decision.OFFER) == Move.pass_()
+        assert p.alive
+    finally:
+        p.close()
+
+
+def test_lines_written_out_of_turn_are_never_the_answer(tmp_path: Path) -> None:
+    """An engine that writes a move after ``isready`` (before any ``go``): that line is thrown
+    away, and the answer is the one written after ``go``."""
+    received: list[str] = []
+    p = make(
+        tmp_path,
+        {"newgame": ["move knock", "!sleep 0.3"], "go": ["move pass"]},
+        received=received,
+    )
+    try:
+        p.start()
+        p.new_game(1, 0, Rules())
+        p._ensure_ready()
+        time.sleep(0.6)  # time for the stray line to be written
+        assert decide(p, first_view()) == Move.pass_()
+    finally:
+        p.close()
+
+
+def test_a_move_that_does_not_parse_is_malformed_and_quoted(tmp_path: Path) -> None:
+    p = make(tmp_path, {"go": ["move sideways"]})
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.MALFORMED
+        assert fault.detail.startswith("'move sideways': ")
+    finally:
+        p.close()
+
+
+def test_a_long_move_line_is_malformed(tmp_path: Path) -> None:
+    p = make(tmp_path, {"go": ["move " + "x" * 500]})
+    p.line_limit = 200
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.MALFORMED
+        assert fault.detail == "a line longer than 200 bytes"
+    finally:
+        p.close()
+
+
+def test_an_engine_that_exits_instead_of_moving_crashed(tmp_path: Path) -> None:
+    p = make(tmp_path, {"go": ["!exit 5"]})
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.CRASH
+        assert "5" in fault.detail
+    finally:
+        p.close()
+
+
+def test_ignored_lines_are_quoted_in_a_timeout_three_at_most(tmp_path: Path) -> None:
+    long = "info " + "y" * 76  # 81 characters: cut to 80, and marked as cut
+    just = "info " + "z" * 75  # 80 characters: shown whole
+    p = make(
+        tmp_path,
+        {"go": [long, just, "hello", "info four", "!sleep 30"]},
+        control=TimeControl(None, 0.0, 0.8),
+    )
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.TIMEOUT
+        assert fault.detail.startswith("no move after ")
+        assert "(offer)" in fault.detail
+        shown = repr(long[:80] + "...")
+        assert fault.detail.endswith(f"; ignored lines: {shown}, {just!r}, 'hello'")
+    finally:
+        p.close()
+
+
+def test_a_silent_timeout_names_no_ignored_lines(tmp_path: Path) -> None:
+    p = make(tmp_path, {"go": ["!sleep 30"]}, control=TimeControl(None, 0.0, 0.4))
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.TIMEOUT
+        assert "ignored" not in fault.detail
+        assert fault.detail.endswith("s (offer)")
+        # The time it took is the time since the go line: at least the limit, and well
+        # under the time this test allows before it gives up.
+        seconds = float(fault.detail.removeprefix("no move after ").split("s")[0])
+        assert 0.4 <= seconds < 30
+    finally:
+        p.close()
+
+
+def test_a_flag_says_the_game_clock_ran_out(tmp_path: Path) -> None:
+    p = make(tmp_path, {"go": ["!sleep 30"]}, control=TimeControl(0.4, 0.0, 60.0))
+    try:
+        p.start()
+        fault = decide(p, first_view())
+        assert isinstance(fault, PlayerFault)
+        assert fault.kind is FaultKind.FLAG
+        assert fault.detail.startswith("game clock ran out after ")
+    finally:
+        p.close()
+
+
+def test_an_overdrawn_clock_is_sent_as_zero(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent, control=TimeControl(10.0, 1.5, 4.0))
+    try:
+        p.start()
+        p.new_game(1, 0, Rules())
+        p.clock.remaining = -3.0
+        decide(p, first_view())
+        go = [line for line in sent if line.startswith("go ")]
+        assert go == ["go offer time 0 inc 1500 movetime 4000"]
+    finally:
+        p.close()
+
+
+# -- what the engine is told ----------------------------------------------------------------
+
+
+def finished(winner: int | None) -> Game:
+    """A game over, won by player ``winner`` (by forfeit), or drawn at the hand cap."""
+    game = Game(Rules())
+    if winner is None:
+        game._finish(GameEnd.HAND_CAP, None)
+    else:
+        game.forfeit(1 - winner)
+    return game
+
+
+def test_the_game_and_match_results_are_counted_and_sent(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent)
+    try:
+        p.start()
+        for winner in (0, 1, None, 0):
+            p.game_over(0, finished(winner), None)
+        assert p.record == [2, 1, 1]
+        assert len([line for line in sent if line.startswith("gameover")]) == 4
+        scores = [line for line in sent if line.startswith("matchscore")]
+        assert len(scores) == 4
+        assert scores[0].split()[1:] == ["games", "1", "wins", "1", "losses", "0", "draws", "0"]
+        assert scores[-1].split()[1:] == SCORE_4_2_1_1
+        p.finish_match()
+        assert sent[-2].split() == ["matchover", *SCORE_4_2_1_1]
+        assert sent[-1] == "quit"
+        assert not p.alive and p.process is None
+    finally:
+        p.close()
+
+
+def test_a_loss_is_counted_from_the_engines_seat(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent)
+    try:
+        p.start()
+        game = finished(0)
+        count = len(sent)
+        p.game_over(1, game, None)
+        assert p.record == [0, 1, 0]
+        assert sent[count].startswith("gameover")
+    finally:
+        p.close()
+
+
+def test_information_for_a_dead_engine_is_dropped(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent)
+    p.game_over(0, finished(None), None)  # never started: nothing is sent, the game counts
+    assert sent == [] and p.record == [0, 0, 1]
+
+
+def test_an_engine_that_exits_after_ginok_crashed(tmp_path: Path) -> None:
+    """It exits as soon as it has said ``ginok``: whether the referee finds out writing
+    ``isready`` or waiting for ``readyok``, the ruling is a crash that gives its exit status."""
+    p = make(tmp_path, {"gin": ["ginok protocol 1", "!exit 4"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert "4" in fault.detail
+    assert p.process is None
+
+
+def test_an_engine_that_dies_after_a_game_does_not_stop_the_referee(tmp_path: Path) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, {"gameover": ["!exit 0"]}, sent=sent)
+    try:
+        p.start()
+        p.game_over(0, finished(0), None)
+        time.sleep(0.3)  # time for it to exit
+        p.game_over(0, finished(1), None)
+        assert p.record == [1, 1, 0]
+        p.finish_match()
+        assert p.process is None
+    finally:
+        p.close()
+
+
+def test_the_end_of_a_hand_and_of_a_game_are_sent_as_the_codec_writes_them(
+    tmp_path: Path,
+) -> None:
+    sent: list[str] = []
+    p = make(tmp_path, sent=sent)
+    log = play_game(Rules(), [KnockerPlayer(1), KnockerPlayer(2)], seed=3)
+    entry = log.game.entries[0]
+    game = finished(1)
+    fault = Fault(0, FaultKind.TIMEOUT, "no move after 1.00s (draw)", 0)
+    try:
+        p.start()
+        p.hand_over(1, entry)
+        assert sent[-1] == str(proto.HandOver(1, entry))
+        p.game_over(0, game, fault)
+        assert sent[-2] == str(proto.GameOver.of(0, game, fault))
+        assert sent[-2] != str(proto.GameOver.of(1, game, fault))
+        assert sent[-2] != str(proto.GameOver.of(0, game, None))
+    finally:
+        p.close()
+
+
+def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path: Path) -> None:
+    """It closes its input, says ``ginok`` and exits: writing to it fails, and the ruling
+    gives its exit status."""
+    p = make(tmp_path, {"gin": ["!close", "ginok protocol 1", "!exit 6"]})
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert "6" in fault.detail
+    assert p.process is None
+
+
+def test_malformed_lines_in_the_handshake_are_logged_and_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    replies = {"gin": ["option type spin", "ginok protocol x", "ginok protocol 1"]}
+    p = make(tmp_path, replies, name="Shown")
+    try:
+        with caplog.at_level("INFO", logger="referee.engine"):
+            p.start()
+        assert p.alive and p.id.options == []
+    finally:
+        p.close()
+    ignored = [r.getMessage() for r in caplog.records if "ignored malformed line" in r.getMessage()]
+    assert len(ignored) == 2
+    assert ignored[0].startswith("Shown: ignored malformed line 'option type spin': malformed")
+    assert ignored[1].startswith("Shown: ignored malformed line 'ginok protocol x': malformed")
