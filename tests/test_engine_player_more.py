@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from ginproto.text import ID_LIMIT
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec, EngineSpecError
 from tests.helpers import KnockerPlayer
+from tests.test_engine_player import decide
 
 SCRIPT = """
 import json, sys, time
@@ -113,25 +113,6 @@ def fault_of(action: object) -> PlayerFault:
     with pytest.raises(PlayerFault) as info:
         action()
     return info.value
-
-
-def decide(p: EnginePlayer, view: GameView, guard: float = 30.0) -> Move | PlayerFault:
-    """The engine's decision or its fault; fails if the decision outlives ``guard`` seconds."""
-    out: list[Move | PlayerFault] = []
-
-    def run() -> None:
-        try:
-            out.append(p.decide(view, Decision.OFFER))
-        except PlayerFault as fault:
-            out.append(fault)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(guard)
-    if t.is_alive():
-        p.close()
-        pytest.fail("the decision never ended")
-    return out[0]
 
 
 # -- EngineSpec ---------------------------------------------------------------------------------
