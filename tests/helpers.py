@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from ginproto.cards import DECK, Card, parse_cards
 from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move
-from ginproto.table import Decision, Fault
+from ginproto.rules import Rules
+from ginproto.table import Decision, Fault, play_game
 
 
 def make_deck(
@@ -64,3 +65,27 @@ class KnockerPlayer(RandomPlayer):
         if decision is Decision.DRAW and self.rng.random() < 0.8:
             return Move.stock()
         return self.rng.choice(legal)
+
+
+def first_view(rules: Rules | None = None, seed: int = 1) -> GameView:
+    """The first view the table shows (the upcard offer), from the one game loop."""
+    rules = rules or Rules()
+    views: list[GameView] = []
+
+    class Stop(Exception):
+        pass
+
+    class Grab:
+        def decide(self, view: GameView, decision: Decision) -> Move:
+            views.append(view)
+            raise Stop
+
+        def hand_over(self, player: int, entry: Entry) -> None: ...
+
+        def game_over(self, player: int, game: Game, fault: Fault | None) -> None: ...
+
+    try:
+        play_game(rules, [Grab() for _ in range(rules.players)], seed=seed)
+    except Stop:
+        return views[0]
+    raise AssertionError("the game asked for no decision")

@@ -7,7 +7,6 @@ ends is caught by a guard thread, so a broken deadline fails the test instead of
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 from pathlib import Path
@@ -17,9 +16,10 @@ import pytest
 from ginproto.game import GameView
 from ginproto.moves import Move
 from ginproto.rules import Rules
-from ginproto.table import Decision, FaultKind, PlayerFault, play_game
+from ginproto.table import Decision, FaultKind, PlayerFault
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
+from tests.helpers import first_view
 
 SCRIPT = """
 import sys, time
@@ -41,25 +41,6 @@ for line in sys.stdin:
     elif word == "quit":
         break
 """
-
-
-def first_view() -> GameView:
-    views: list[GameView] = []
-
-    class Stop(Exception):
-        pass
-
-    class Grab:
-        def decide(self, view: GameView, decision: Decision) -> Move:
-            views.append(view)
-            raise Stop
-
-        def hand_over(self, *args: object) -> None: ...
-        def game_over(self, *args: object) -> None: ...
-
-    with contextlib.suppress(Stop):
-        play_game(Rules(), [Grab(), Grab()], seed=1)
-    return views[0]
 
 
 def player(

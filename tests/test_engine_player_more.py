@@ -7,7 +7,6 @@ back (``!exit N`` ends it, ``!sleep S`` waits), so one behaviour is scripted per
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -17,14 +16,14 @@ import pytest
 
 from engines import BUILTIN
 from ginproto import protocol as proto
-from ginproto.game import Game, GameEnd, GameView
+from ginproto.game import Game, GameEnd
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault, play_game
 from ginproto.text import ID_LIMIT
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec, EngineSpecError
-from tests.helpers import KnockerPlayer
+from tests.helpers import KnockerPlayer, first_view
 from tests.test_engine_player import decide
 
 SCRIPT = """
@@ -54,29 +53,6 @@ for line in sys.stdin:
 
 CONTROL = TimeControl(None, 0.0, 5.0)
 SCORE_4_2_1_1 = ["games", "4", "wins", "2", "losses", "1", "draws", "1"]
-
-
-def view_and_game() -> tuple[GameView, Game]:
-    views: list[GameView] = []
-
-    class Stop(Exception):
-        pass
-
-    class Grab:
-        def decide(self, view: GameView, decision: Decision) -> Move:
-            views.append(view)
-            raise Stop
-
-        def hand_over(self, *args: object) -> None: ...
-        def game_over(self, *args: object) -> None: ...
-
-    with contextlib.suppress(Stop):
-        play_game(Rules(), [Grab(), Grab()], seed=1)
-    return views[0], Game(Rules())
-
-
-def first_view() -> GameView:
-    return view_and_game()[0]
 
 
 def make(

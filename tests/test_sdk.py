@@ -27,6 +27,7 @@ from ginproto.moves import Move
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine, Option
 from ginproto.table import Decision, Fault, FaultKind, GameLog, PlayerFault, play_game
+from tests.helpers import first_view
 
 
 def run_lines(engine: Engine, *lines: str) -> list[str]:
@@ -58,28 +59,6 @@ class Recording(RandomEngine):
 
     def on_option(self, name: str, value: P.OptionValue) -> None:
         self.options_set.append((name, value))
-
-
-def first_view(rules: Rules | None = None, seed: int = 1) -> GameView:
-    """The first view the table shows (the upcard offer)."""
-    rules = rules or Rules()
-    views: list[GameView] = []
-
-    class Stop(Exception):
-        pass
-
-    class Grab:
-        def decide(self, view: GameView, decision: Decision) -> Move:
-            views.append(view)
-            raise Stop
-
-        def hand_over(self, player: int, entry: Entry) -> None: ...
-
-        def game_over(self, player: int, game: Game, fault: Fault | None) -> None: ...
-
-    with pytest.raises(Stop):
-        play_game(rules, [Grab() for _ in range(rules.players)], seed=seed)
-    return views[0]
 
 
 # ------------------------------------------------------------------------------------------
