@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from ginproto.cards import DECK, Card, card_index, check_deck
+from ginproto.cards import DECK, Card, check_deck
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
@@ -21,11 +22,14 @@ from ginproto.melds import (
     best_layoffs,
     best_melds,
     check_declared,
-    knock_options,
+    deadwood,
     knocker_arrangement,
+    mask_knock_options,
 )
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules
+
+_T = TypeVar("_T")
 
 
 class IllegalMoveError(ValueError):
@@ -103,22 +107,54 @@ def legal_moves(
 
     ``taken`` is the card taken from the discard pile this turn, ``stock_only`` is true on
     the turn after both players passed the first upcard. Knocks are listed without declared
-    melds; ``Hand.apply`` also accepts a knock declaring any legal arrangement.
+    melds; ``Hand.apply`` also accepts a knock declaring any legal arrangement. Order: the
+    discards by card, then the knocks by card, then big gin.
     """
-    if phase is Phase.OFFER:
-        return [Move.take(), Move.pass_()]
-    if phase is Phase.DRAW:
-        return [Move.stock()] if stock_only else [Move.stock(), Move.pile()]
-    if phase is Phase.OVER:
-        return []
-    hand = sorted(cards, key=card_index)
-    forbidden = None if rules.discard_taken else taken
-    moves = [Move.discard(c) for c in hand if c != forbidden]
-    knocks = knock_options(hand, knock_limit)
-    moves.extend(Move.knock(c) for c in hand if c in knocks and c != forbidden)
-    if rules.big_gin and _big_gin_arrangement(hand) is not None:
-        moves.append(Move.big_gin())
+    if phase is _DISCARD:
+        mask = count = 0
+        for c in cards:
+            mask |= 1 << (c.suit * 13 + c.rank)
+            count += 1
+        if mask.bit_count() != count:
+            raise ValueError("a card appears twice in the hand")
+        return _discard_moves(rules, mask, knock_limit, taken)
+    if phase is _DRAW:
+        return [_STOCK] if stock_only else [_STOCK, _PILE]
+    if phase is _OFFER:
+        return [_TAKE, _PASS]
+    return []
+
+
+def _discard_moves(
+    rules: Rules,
+    mask: int,
+    knock_limit: int,
+    taken: Card | None,
+    knocks: dict[int, int] | None = None,
+) -> list[Move]:
+    """The legal moves of a discard decision with the cards of ``mask`` (``knocks``: its
+    ``mask_knock_options``, when already known)."""
+    allowed = mask
+    if taken is not None and not rules.discard_taken:
+        allowed &= ~(1 << taken.index)
+    moves = list(
+        _SUIT_DISCARDS[0][allowed & 0x1FFF]
+        + _SUIT_DISCARDS[1][(allowed >> 13) & 0x1FFF]
+        + _SUIT_DISCARDS[2][(allowed >> 26) & 0x1FFF]
+        + _SUIT_DISCARDS[3][allowed >> 39]
+    )
+    if knocks is None:
+        knocks = mask_knock_options(mask, knock_limit)
+    if knocks:
+        knock_moves = _KNOCK_MOVES
+        moves += [knock_moves[i] for i in knocks if allowed >> i & 1]
+        if rules.big_gin and 0 in knocks.values() and _is_big_gin_mask(mask):
+            moves.append(_BIG_GIN)
     return moves
+
+
+def _is_big_gin_mask(mask: int) -> bool:
+    return mask.bit_count() == 11 and deadwood(_mask_cards(mask)) == 0
 
 
 def _big_gin_arrangement(cards: Sequence[Card]) -> Arrangement | None:
@@ -126,6 +162,38 @@ def _big_gin_arrangement(cards: Sequence[Card]) -> Arrangement | None:
         return None
     arrangement = best_melds(cards)
     return arrangement if arrangement.deadwood == 0 and not arrangement.deadwood_cards else None
+
+
+class _SuitTable(dict[int, tuple[_T, ...]]):
+    """Per 13-bit mask of one suit's cards, a tuple of one item per card (filled on demand)."""
+
+    def __init__(self, items: Sequence[_T]) -> None:
+        super().__init__()
+        self.source = items
+
+    def __missing__(self, key: int) -> tuple[_T, ...]:
+        value = tuple(self.source[r] for r in range(13) if key >> r & 1)
+        self[key] = value
+        return value
+
+
+_SUIT_CARDS = tuple(_SuitTable(DECK[13 * s : 13 * s + 13]) for s in range(4))
+_SUIT_DISCARDS = tuple(
+    _SuitTable([Move.discard(c) for c in DECK[13 * s : 13 * s + 13]]) for s in range(4)
+)
+_KNOCK_MOVES = tuple(Move.knock(c) for c in DECK)
+_TAKE, _PASS, _STOCK, _PILE = Move.take(), Move.pass_(), Move.stock(), Move.pile()
+_BIG_GIN = Move.big_gin()
+
+
+def _mask_cards(mask: int) -> tuple[Card, ...]:
+    """The cards of a 52-bit mask, in index order."""
+    return (
+        _SUIT_CARDS[0][mask & 0x1FFF]
+        + _SUIT_CARDS[1][(mask >> 13) & 0x1FFF]
+        + _SUIT_CARDS[2][(mask >> 26) & 0x1FFF]
+        + _SUIT_CARDS[3][mask >> 39]
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +256,12 @@ _ALLOWED: dict[Phase, tuple[tuple[MoveKind, ...], str]] = {
 
 
 class Hand:
-    """A hand in progress. Drive it with ``legal_moves()`` and ``apply()``; read ``result``."""
+    """A hand in progress. Drive it with ``legal_moves()`` and ``apply()``; read ``result``.
+
+    Inside, each seat's cards are a 52-bit mask (bit ``card.index``); the sorted tuples, the
+    legal moves and the knock evaluation of the current state are computed once, when first
+    asked, and forgotten at the next move.
+    """
 
     def __init__(self, rules: Rules, deck: Sequence[Card], dealer: int) -> None:
         if dealer not in (0, 1):
@@ -198,9 +271,11 @@ class Hand:
         self.deck: tuple[Card, ...] = tuple(deck)
         self.dealer = dealer
         first = 1 - dealer
-        self._cards: tuple[set[Card], set[Card]] = (set(), set())
+        masks = [0, 0]
         for i in range(20):
-            self._cards[first if i % 2 == 0 else dealer].add(self.deck[i])
+            masks[first if i % 2 == 0 else dealer] |= 1 << self.deck[i].index
+        self._masks = masks
+        self._sorted: list[tuple[Card, ...] | None] = [None, None]
         self.upcard = self.deck[20]
         self._pile: list[Card] = [self.upcard]
         self._stock: list[Card] = list(reversed(self.deck[21:]))
@@ -211,12 +286,19 @@ class Hand:
         self._history: list[Turn] = []
         # Each seat's view of the history, kept as moves are made (views are asked often).
         self._seen: tuple[list[Turn], list[Turn]] = ([], [])
+        self._taken: Card | None = None
+        self._stock_only = False
+        self._legal: tuple[Move, ...] | None = None
+        self._knocks: dict[int, int] | None = None
         self.result: HandResult | None = None
 
     # -- what may be read ---------------------------------------------------------------
     def cards(self, seat: int) -> tuple[Card, ...]:
         """The seat's cards, sorted."""
-        return tuple(sorted(self._cards[seat], key=card_index))
+        cards = self._sorted[seat]
+        if cards is None:
+            cards = self._sorted[seat] = _mask_cards(self._masks[seat])
+        return cards
 
     @property
     def pile(self) -> tuple[Card, ...]:
@@ -234,12 +316,12 @@ class Hand:
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     @property
     def taken(self) -> Card | None:
         """The card the player to move took from the discard pile this turn, if any."""
-        return _taken(self.phase, self._history)
+        return self._taken
 
     def view(self, seat: int) -> HandView:
         """What ``seat`` may know: its cards, the pile, the stock count, and the history with
@@ -252,21 +334,41 @@ class Hand:
             phase=self.phase,
             to_move=self.to_move,
             cards=self.cards(seat),
-            pile=self.pile,
+            pile=tuple(self._pile),
             stock=len(self._stock),
             history=tuple(self._seen[seat]),
         )
 
     def legal_moves(self) -> list[Move]:
         """The legal moves of the player to move (knocks without declared melds)."""
-        return legal_moves(
-            self.rules,
-            self.phase,
-            self._cards[self.to_move] if self.phase is not Phase.OVER else (),
-            self.knock_limit,
-            self.taken,
-            _stock_only(self.phase, self._history),
-        )
+        legal = self._legal
+        if legal is None:
+            phase = self.phase
+            if phase is _DISCARD:
+                legal = tuple(
+                    _discard_moves(
+                        self.rules,
+                        self._masks[self.to_move],
+                        self.knock_limit,
+                        self._taken,
+                        self._knock_options(),
+                    )
+                )
+            elif phase is _DRAW:
+                legal = _STOCK_ONLY if self._stock_only else _DRAWS
+            elif phase is _OFFER:
+                legal = _OFFERS
+            else:
+                legal = ()
+            self._legal = legal
+        return list(legal)
+
+    def _knock_options(self) -> dict[int, int]:
+        """``mask_knock_options`` of the cards of the player to move, at the knock limit."""
+        knocks = self._knocks
+        if knocks is None:
+            knocks = self._knocks = mask_knock_options(self._masks[self.to_move], self.knock_limit)
+        return knocks
 
     # -- playing --------------------------------------------------------------------------
     def apply(self, move: Move, seat: int | None = None) -> Turn:
@@ -275,88 +377,111 @@ class Hand:
         Raises ``IllegalMoveError`` saying why the move is not allowed; the state is then
         unchanged. Returns the turn as recorded, with the card drawn if any.
         """
-        if seat is not None and seat != self.to_move:
-            raise IllegalMoveError(f"out of turn: seat {self.to_move} is to move, not seat {seat}")
-        self.check(move)
         mover = self.to_move
-        hand = self._cards[mover]
+        if seat is not None and seat != mover:
+            raise IllegalMoveError(f"out of turn: seat {mover} is to move, not seat {seat}")
         kind = move.kind
+        phase = self.phase
+        # The common moves are checked here in a few operations; the rest in ``check``.
+        if phase is _DISCARD and kind is _KIND_DISCARD:
+            card = move.card
+            assert card is not None
+            taken = self._taken
+            if not (self._masks[mover] >> card.index & 1) or (
+                taken is not None and card == taken and not self.rules.discard_taken
+            ):
+                self.check(move)
+        elif phase is _DRAW:
+            if not (
+                (kind is _KIND_STOCK and self._stock)
+                or (kind is _KIND_PILE and not self._stock_only)
+            ):
+                self.check(move)
+        elif not (phase is _OFFER and (kind is _KIND_TAKE or kind is _KIND_PASS)):
+            self.check(move)
+        self._legal = None
+        self._knocks = None
+        self._taken = None
+        self._stock_only = False
         drawn: Card | None = None
-        if kind is MoveKind.TAKE or kind is MoveKind.PILE:
-            drawn = self._pile.pop()
-        elif kind is MoveKind.STOCK:
+        if kind is _KIND_STOCK:
             drawn = self._stock.pop()
-        turn = Turn(mover, move, drawn)
-        self._record(turn)
+            turn = Turn(mover, move, drawn)
+            self._history.append(turn)
+            self._seen[mover].append(turn)
+            self._seen[1 - mover].append(_HIDDEN_STOCK[mover])
+        else:
+            if kind is _KIND_TAKE or kind is _KIND_PILE:
+                drawn = self._taken = self._pile.pop()
+            turn = Turn(mover, move, drawn)
+            self._history.append(turn)
+            self._seen[0].append(turn)
+            self._seen[1].append(turn)
         if drawn is not None:
-            hand.add(drawn)
+            self._masks[mover] |= 1 << drawn.index
+            self._sorted[mover] = None
             self.turns += 1
-            self.phase = Phase.DISCARD
+            self.phase = _DISCARD
             return turn
-        if kind is MoveKind.PASS:
+        if kind is _KIND_PASS:
             if len(self._history) == 1:
                 self.to_move = self.dealer
             else:
                 self.to_move = 1 - self.dealer
-                self.phase = Phase.DRAW
-        elif kind is MoveKind.DISCARD:
-            assert move.card is not None
-            hand.remove(move.card)
-            self._pile.append(move.card)
+                self.phase = _DRAW
+                self._stock_only = True
+        elif kind is _KIND_DISCARD:
+            card = move.card
+            assert card is not None
+            self._masks[mover] ^= 1 << card.index
+            self._sorted[mover] = None
+            self._pile.append(card)
             self.to_move = 1 - mover
-            self.phase = Phase.DRAW
+            self.phase = _DRAW
             if len(self._stock) <= 2 or self.turns >= self.rules.turn_cap:
                 self._finish_draw(capped=len(self._stock) > 2)
         else:
             self._showdown(move)
         return turn
 
-    def _record(self, turn: Turn) -> None:
-        self._history.append(turn)
-        if turn.move.kind is MoveKind.STOCK:
-            hidden = Turn(turn.seat, turn.move, None)
-            self._seen[turn.seat].append(turn)
-            self._seen[1 - turn.seat].append(hidden)
-        else:
-            self._seen[0].append(turn)
-            self._seen[1].append(turn)
-
     def check(self, move: Move) -> None:
         """Raise ``IllegalMoveError`` with the reason if ``move`` is not legal now for the
         player to move; the state is never changed. ``apply`` calls it first."""
-        if self.phase is Phase.OVER:
+        if self.phase is _OVER:
             raise IllegalMoveError("the hand is over")
         kind = move.kind
         phase = self.phase
-        hand = self._cards[self.to_move]
+        mask = self._masks[self.to_move]
         allowed, wanted = _ALLOWED[phase]
         if kind not in allowed:
             raise IllegalMoveError(f"{kind} is not allowed now: the player must {wanted}")
-        if kind is MoveKind.PILE and _stock_only(phase, self._history):
+        if kind is MoveKind.PILE and self._stock_only:
             raise IllegalMoveError(
                 "after both players pass the upcard, the first draw is from the stock"
             )
         if kind is MoveKind.STOCK and not self._stock:
             raise IllegalMoveError("the stock is empty")
         if move.card is not None:
-            if move.card not in hand:
+            if not mask >> move.card.index & 1:
                 raise IllegalMoveError(f"{move.card} is not in the player's hand")
-            if move.card == self.taken and not self.rules.discard_taken:
+            if move.card == self._taken and not self.rules.discard_taken:
                 raise IllegalMoveError(
                     f"{move.card} was just taken from the discard pile and cannot be discarded"
                     " this turn"
                 )
         if kind is MoveKind.KNOCK:
             assert move.card is not None
-            rest = hand - {move.card}
+            rest = mask ^ (1 << move.card.index)
             if move.melds is not None:
                 try:
-                    arrangement = check_declared(rest, move.melds)
+                    arrangement = check_declared(_mask_cards(rest), move.melds)
                 except MeldError as exc:
                     raise IllegalMoveError(f"bad declared melds: {exc}") from None
                 dw = arrangement.deadwood
             else:
-                dw = knock_options(list(hand), 100).get(move.card, 999)
+                dw = self._knock_options().get(move.card.index, -1)
+                if dw < 0:
+                    dw = deadwood(_mask_cards(rest))
             if dw > self.knock_limit:
                 raise IllegalMoveError(
                     f"cannot knock discarding {move.card}: deadwood {dw} is above the knock"
@@ -367,12 +492,12 @@ class Hand:
                 raise IllegalMoveError("big gin is not allowed under these rules")
             if move.melds is not None:
                 try:
-                    arrangement = check_declared(hand, move.melds)
+                    arrangement = check_declared(_mask_cards(mask), move.melds)
                 except MeldError as exc:
                     raise IllegalMoveError(f"bad declared melds: {exc}") from None
                 if arrangement.deadwood_cards:
                     raise IllegalMoveError("big gin needs all 11 cards in the declared melds")
-            elif _big_gin_arrangement(list(hand)) is None:
+            elif _big_gin_arrangement(_mask_cards(mask)) is None:
                 raise IllegalMoveError("big gin needs all 11 cards melded")
 
     # -- endings --------------------------------------------------------------------------
@@ -393,25 +518,28 @@ class Hand:
     def _showdown(self, move: Move) -> None:
         knocker = self.to_move
         defender = 1 - knocker
-        hand = self._cards[knocker]
         rules = self.rules
         if move.kind is MoveKind.KNOCK:
             assert move.card is not None
-            hand.remove(move.card)
+            self._masks[knocker] ^= 1 << move.card.index
+            self._sorted[knocker] = None
             self._pile.append(move.card)
+            hand = self.cards(knocker)
             if move.melds is not None:
                 arrangement = check_declared(hand, move.melds)
             else:
-                unseen = set(DECK) - hand - set(self._pile)
-                arrangement = knocker_arrangement(sorted(hand), sorted(unseen))
+                seen = self._masks[knocker]
+                for card in self._pile:
+                    seen |= 1 << card.index
+                unseen = _mask_cards(_ALL_CARDS & ~seen)
+                arrangement = knocker_arrangement(hand, unseen)
         else:
+            hand = self.cards(knocker)
             arrangement = (
-                check_declared(hand, move.melds)
-                if move.melds is not None
-                else best_melds(sorted(hand))
+                check_declared(hand, move.melds) if move.melds is not None else best_melds(hand)
             )
         k = arrangement.deadwood
-        defender_cards = sorted(self._cards[defender])
+        defender_cards = self.cards(defender)
         if move.kind is MoveKind.BIG_GIN or k == 0:
             result = best_layoffs((), defender_cards)
             big = move.kind is MoveKind.BIG_GIN
@@ -438,6 +566,16 @@ class Hand:
             defender=result,
             multiplier=multiplier,
         )
+
+
+_OFFER, _DRAW, _DISCARD, _OVER = Phase.OFFER, Phase.DRAW, Phase.DISCARD, Phase.OVER
+_KIND_TAKE, _KIND_PASS = MoveKind.TAKE, MoveKind.PASS
+_KIND_STOCK, _KIND_PILE, _KIND_DISCARD = MoveKind.STOCK, MoveKind.PILE, MoveKind.DISCARD
+_OFFERS = (_TAKE, _PASS)
+_DRAWS = (_STOCK, _PILE)
+_STOCK_ONLY = (_STOCK,)
+_HIDDEN_STOCK = (Turn(0, _STOCK, None), Turn(1, _STOCK, None))
+_ALL_CARDS = (1 << 52) - 1
 
 
 def replay_hand(rules: Rules, deck: Sequence[Card], dealer: int, moves: Iterable[Move]) -> Hand:

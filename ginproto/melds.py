@@ -205,6 +205,12 @@ _RUN_STARTS = sum(0x7FF << (13 * s) for s in range(4))
 _VALUES = tuple(c.value for c in DECK)
 _RANK_COLUMNS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
 _NO_LIMIT = 1 << 30  # a knock limit that every discard meets
+# Multiplying a 13-bit rank mask by this copies it into all four suits' rows.
+_SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39
+# The point value of every 13-bit mask of one suit's cards.
+_SUIT_VALUE = [0] * (1 << 13)
+for _m in range(1, 1 << 13):
+    _SUIT_VALUE[_m] = _SUIT_VALUE[_m & (_m - 1)] + _VALUES[(_m & -_m).bit_length() - 1]
 
 
 def _mask_value(mask: int) -> int:
@@ -529,33 +535,53 @@ def best_melds(cards: Iterable[Card]) -> Arrangement:
 
 def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
     """The discards that allow a knock: each card ``c`` of the (11-card) hand with
-    ``deadwood(hand - c) <= limit``, mapped to that deadwood.
-
-    This is the hot path of every simulated decision, so ``_to_mask`` and ``_hand_melds`` are
-    inlined here, and the common shapes (no meld, one meld) skip the general enumeration.
-    """
-    values = _VALUES
-    indexes = [c.suit * 13 + c.rank for c in cards]
-    hand = total = 0
-    for i in indexes:
-        hand |= 1 << i
-        total += values[i]
-    if hand.bit_count() != len(indexes):
+    ``deadwood(hand - c) <= limit``, mapped to that deadwood."""
+    hand = count = 0
+    for c in cards:
+        hand |= 1 << (c.suit * 13 + c.rank)
+        count += 1
+    if hand.bit_count() != count:
         raise ValueError("a card appears twice in the hand")
-    if len(indexes) > _HAND_CARDS:
+    return {DECK[i]: dw for i, dw in mask_knock_options(hand, limit).items()}
+
+
+def mask_value(mask: int) -> int:
+    """The total point value of the cards of a 52-bit mask (four table lookups)."""
+    return (
+        _SUIT_VALUE[mask & _SUIT_BITS]
+        + _SUIT_VALUE[(mask >> 13) & _SUIT_BITS]
+        + _SUIT_VALUE[(mask >> 26) & _SUIT_BITS]
+        + _SUIT_VALUE[mask >> 39]
+    )
+
+
+def mask_knock_options(hand: int, limit: int) -> dict[int, int]:
+    """``knock_options`` on a 52-bit mask of distinct cards: card index to deadwood, in index
+    order. This is the hot path of every discard decision, so it first bounds the answer from
+    below: every meld lies inside the cards that could be in a meld at all (``cover``), so
+    discarding ``c`` leaves at least the value of the other cards outside it. A hand far from a
+    knock, the common case, is answered from that bound alone; the common shapes (no meld, one
+    meld) skip the general enumeration."""
+    values = _VALUES
+    if hand.bit_count() > _HAND_CARDS:
         # More cards than a hand holds: enumerating collections could explode; ask per card.
         return {
-            DECK[i]: dw
-            for i in indexes
+            i: dw
+            for i in _mask_indexes(hand)
             if (dw := deadwood(_mask_cards(hand ^ (1 << i)))) <= limit
         }
     starts, three = _meld_signs(hand)
-    if not (starts or three):
+    total = mask_value(hand)
+    if starts or three:
+        cover = (starts | starts << 1 | starts << 2 | three * _SPREAD) & hand
+        if mask_value(hand & ~cover) - 10 > limit:  # no card is worth more than 10
+            return {}
+    else:
         # Nothing melds: discarding c leaves everything else as deadwood.
         floor = total - limit
-        if floor > 10:  # no card is worth more than 10
+        if floor > 10:
             return {}
-        return {DECK[i]: total - values[i] for i in indexes if values[i] >= floor}
+        return {i: total - values[i] for i in _mask_indexes(hand) if values[i] >= floor}
     melds = _melds_at(hand, starts, three)
     if len(melds) == 1:
         m, v = melds[0]
@@ -563,8 +589,8 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
         if rest - limit > 10:
             return {}
         return {
-            DECK[i]: dw
-            for i in indexes
+            i: dw
+            for i in _mask_indexes(hand)
             if (dw := (total if m >> i & 1 else rest) - values[i]) <= limit
         }
     # For each card, the best melded value among the collections that avoid it. Walk the
@@ -573,9 +599,9 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
     for m, v in melds:
         colls += [(u | m, w + v) for u, w in colls if not u & m]
     colls.sort(key=_second, reverse=True)
-    result: dict[Card, int] = {}
+    found: dict[int, int] = {}
     if total - colls[0][1] - limit > 10:
-        return result
+        return found
     pending = hand
     for u, w in colls:
         free = pending & ~u
@@ -587,11 +613,11 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
                 i = low.bit_length() - 1
                 dw = rest - values[i]
                 if dw <= limit:
-                    result[DECK[i]] = dw
+                    found[i] = dw
                 free ^= low
             if not pending:
                 break
-    return result
+    return dict(sorted(found.items()))
 
 
 _second = itemgetter(1)

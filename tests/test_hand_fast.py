@@ -1,0 +1,134 @@
+"""The hand's fast paths against a plain reference, on whole playouts under several rules.
+
+``Hand`` keeps each seat's cards as a bit mask, caches the legal moves and the knock evaluation
+of the current state, and checks the common moves in ``apply`` without calling ``check``. The
+reference below is the plain statement of the legal moves (every card a discard, a knock where
+the naive solver's deadwood allows it, big gin when all 11 cards meld), and every state of many
+playouts is compared with it: the list and its order, the seat's view, and, for every move that
+could be typed, whether ``check`` and ``apply`` accept it.
+"""
+
+from __future__ import annotations
+
+import random
+
+import naive_solver as naive
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ginproto.cards import DECK, Card, shuffled_deck
+from ginproto.hand import Hand, IllegalMoveError, Phase
+from ginproto.melds import discard_deadwoods
+from ginproto.moves import Move, MoveKind
+from ginproto.rules import Rules, Variant
+
+RULES = [
+    Rules(),
+    Rules(variant=Variant.OKLAHOMA),
+    Rules(variant=Variant.OKLAHOMA, oklahoma_ace_limit=0),
+    Rules(big_gin=True, discard_taken=True),
+    Rules(knock_limit=0),
+    Rules(turn_cap=6),
+]
+
+
+def reference_legal_moves(hand: Hand) -> list[Move]:
+    """The legal moves of the player to move, stated plainly (the order is part of the API:
+    discards by card, knocks by card, then big gin)."""
+    if hand.phase is Phase.OVER:
+        return []
+    if hand.phase is Phase.OFFER:
+        return [Move.take(), Move.pass_()]
+    history = hand.history
+    if hand.phase is Phase.DRAW:
+        stock_only = len(history) == 2 and history[1].move.kind is MoveKind.PASS
+        return [Move.stock()] if stock_only else [Move.stock(), Move.pile()]
+    cards = sorted(hand.cards(hand.to_move))
+    last = history[-1]
+    taken = last.card if last.move.kind in (MoveKind.TAKE, MoveKind.PILE) else None
+    forbidden = None if hand.rules.discard_taken else taken
+    moves = [Move.discard(c) for c in cards if c != forbidden]
+    for c in cards:
+        rest = [x for x in cards if x != c]
+        if c != forbidden and naive.deadwood(rest) <= hand.knock_limit:
+            moves.append(Move.knock(c))
+    if hand.rules.big_gin and len(cards) == 11 and naive.deadwood(cards) == 0:
+        moves.append(Move.big_gin())
+    return moves
+
+
+def candidate_moves() -> list[Move]:
+    """Every move without declared melds that a player could type."""
+    moves = [Move.take(), Move.pass_(), Move.stock(), Move.pile(), Move.big_gin()]
+    moves += [Move.discard(c) for c in DECK] + [Move.knock(c) for c in DECK]
+    return moves
+
+
+CANDIDATES = candidate_moves()
+
+
+def choose(hand: Hand, legal: list[Move], rng: random.Random) -> Move:
+    """Mostly the discard that leaves the least deadwood (so knocks come up), else random."""
+    knocks = [m for m in legal if m.kind in (MoveKind.KNOCK, MoveKind.BIG_GIN)]
+    if knocks and rng.random() < 0.5:
+        return rng.choice(knocks)
+    if hand.phase is Phase.DISCARD and rng.random() < 0.7:
+        left = discard_deadwoods(hand.cards(hand.to_move))
+        discards = [m for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
+        return min(discards, key=lambda m: left[m.card] if m.card is not None else 0)
+    return rng.choice(legal)
+
+
+def play_and_compare(rules: Rules, seed: int) -> int:
+    """Play one hand, comparing every state with the reference; returns the knocks seen."""
+    rng = random.Random(seed)
+    hand = Hand(rules, shuffled_deck("fast", seed), seed % 2)
+    knocks = 0
+    while True:
+        expected = reference_legal_moves(hand)
+        assert hand.legal_moves() == expected
+        assert hand.legal_moves() == expected  # the cached answer is the same
+        view = hand.view(hand.to_move)
+        assert view.legal_moves() == expected
+        assert view.cards == tuple(sorted(view.cards)) == hand.cards(hand.to_move)
+        if hand.is_over:
+            return knocks
+        knocks += any(m.kind is MoveKind.KNOCK for m in expected)
+        for move in CANDIDATES:
+            if move in expected:
+                hand.check(move)
+            else:
+                with pytest.raises(IllegalMoveError):
+                    hand.check(move)
+        for move in rng.sample([m for m in CANDIDATES if m not in expected], 3):
+            with pytest.raises(IllegalMoveError):
+                hand.apply(move)
+            assert hand.legal_moves() == expected  # a refused move changes nothing
+        hand.apply(choose(hand, expected, rng))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(RULES), st.integers(0, 10**6))
+def test_legal_moves_and_checks_equal_the_reference(rules: Rules, seed: int) -> None:
+    play_and_compare(rules, seed)
+
+
+def test_the_playouts_reach_knocks_and_big_gin() -> None:
+    """The comparison above is only worth something if knock states occur: they do."""
+    knocks = sum(play_and_compare(Rules(big_gin=True), seed) for seed in range(6))
+    assert knocks > 0
+
+
+def test_a_card_not_interned_is_still_judged_by_value() -> None:
+    hand = Hand(Rules(), shuffled_deck("fast", 1), 0)
+    hand.apply(Move.take())
+    taken = hand.history[-1].card
+    assert taken is not None
+    twin = Card(taken.suit, taken.rank)
+    assert twin is not taken
+    with pytest.raises(IllegalMoveError, match="just taken"):
+        hand.apply(Move(MoveKind.DISCARD, twin))
+    other = next(c for c in hand.cards(hand.to_move) if c != taken)
+    hand.apply(Move(MoveKind.DISCARD, Card(other.suit, other.rank)))
+    assert other in hand.pile
