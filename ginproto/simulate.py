@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from ginproto import __version__
 from ginproto.game import Entry, Game, GameView
@@ -48,6 +48,7 @@ __all__ = [
     "example_records",
     "play_one",
     "run_games",
+    "seating_of",
 ]
 
 
@@ -183,7 +184,8 @@ def play_one(
 
 @dataclass
 class RunResult:
-    """What a run of games came to."""
+    """What a run of games came to. ``wins[i]`` are the games won by the ``i``-th player as
+    given to ``run_games``, whichever seat it had."""
 
     games: int = 0
     hands: int = 0
@@ -193,6 +195,24 @@ class RunResult:
 
 
 PlayersFor = Callable[[int], Sequence[Player]]
+Seating = Literal["alternate", "duplicate", "fixed"]
+
+
+def seating_of(game: int, players: int, seating: Seating = "alternate") -> tuple[int, int]:
+    """The deal key and the seat rotation of game number ``game`` of a run.
+
+    Rotation ``r`` seats player ``(s + r) % players`` in seat ``s``: with two players, rotation
+    1 swaps the seats. ``"alternate"`` plays key ``game`` with rotation ``game % players``;
+    ``"duplicate"`` plays each key once in every rotation, in a row (games ``2k`` and ``2k+1``
+    of a two-player run deal the same cards with the seats swapped); ``"fixed"`` never rotates.
+    """
+    if seating == "duplicate":
+        return game // players, game % players
+    if seating == "alternate":
+        return game, game % players
+    if seating == "fixed":
+        return game, 0
+    raise ValueError(f"seating must be alternate, duplicate or fixed, not {seating!r}")
 
 
 def run_games(
@@ -207,18 +227,26 @@ def run_games(
     site: str | None = None,
     date: str | None = None,
     on_game: Callable[[GameLog, GameRecord | None], None] | None = None,
+    seating: Seating = "alternate",
 ) -> RunResult:
-    """Play ``games`` games (keys ``first_key`` on) and append each record to ``record``.
+    """Play ``games`` games (numbers ``first_key`` on) and append each record to ``record``.
 
     ``players`` is either the players themselves, kept for the whole run as engines are in a
-    match, or a function of the game key that gives fresh ones. Records are made only when
+    match, or a function of the deal key that gives fresh ones (in player order). The seats
+    change from game to game so that no player keeps the advantage of a seat: by default game
+    ``g`` deals key ``g`` and rotates the players by ``g`` (two players swap seats every game);
+    ``seating="duplicate"`` plays each deal key in every rotation, ``"fixed"`` never rotates
+    (see ``seating_of``). ``RunResult.wins`` counts by the players' order as given, whatever
+    their seats; a game's log and record name the players by seat. Records are made only when
     ``record`` or ``on_game`` wants them.
     """
     result = RunResult()
     site = platform.node() if site is None else site
     date = today() if date is None else date
-    for key in range(first_key, first_key + games):
-        seats = players(key) if callable(players) else players
+    for number in range(first_key, first_key + games):
+        key, rotation = seating_of(number, rules.players, seating)
+        given = players(key) if callable(players) else players
+        seats = [given[(s + rotation) % len(given)] for s in range(len(given))]
         game_log = play_game(rules, seats, seed, key)
         game_record: GameRecord | None = None
         if record is not None or on_game is not None:
@@ -232,7 +260,7 @@ def run_games(
         if winner is None:
             result.ties += 1
         else:
-            result.wins[winner] += 1
+            result.wins[(winner + rotation) % len(seats)] += 1
         result.faults += game_log.fault is not None
         if on_game is not None:
             on_game(game_log, game_record)

@@ -11,7 +11,7 @@ import pytest
 
 from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move
-from ginproto.record import loads, read_games, write_game
+from ginproto.record import GameRecord, loads, read_games, write_game
 from ginproto.replay import verify_file, verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.simulate import (
@@ -21,8 +21,9 @@ from ginproto.simulate import (
     example_records,
     play_one,
     run_games,
+    seating_of,
 )
-from ginproto.table import Decision, Fault, FaultKind, Player, play_game
+from ginproto.table import Decision, Fault, FaultKind, GameLog, Player, PlayerFault, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "RECORD.md"
@@ -218,3 +219,60 @@ def test_a_killed_run_leaves_only_whole_games(tmp_path: Path) -> None:
     assert len(games) >= 5
     assert all(not g.errors for g in games)
     assert verify_file(str(path)).ok
+
+
+class Resigner(GreedyPlayer):
+    """Gives up every game at its first decision, whichever seat it has."""
+
+    name = "resigner"
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        raise PlayerFault(FaultKind.RESIGN, "gives up")
+
+
+def seated(records: list[GameRecord | None]) -> list[tuple[str | None, ...]]:
+    """Each game's key and the players in seats 0 and 1."""
+    return [
+        (r.header("Key"), r.header("Player0"), r.header("Player1")) for r in records if r
+    ]
+
+
+def test_run_games_swaps_the_seats_every_game_and_counts_wins_by_player() -> None:
+    records: list[GameRecord | None] = []
+    result = run_games(
+        Rules(), [GreedyPlayer(), Resigner()], 4, "swap", on_game=lambda _, r: records.append(r)
+    )
+    assert seated(records) == [
+        ("0", "greedy", "resigner"),
+        ("1", "resigner", "greedy"),
+        ("2", "greedy", "resigner"),
+        ("3", "resigner", "greedy"),
+    ]
+    assert result.wins[:2] == [4, 0]  # the greedy player won all four, from either seat
+
+
+def test_duplicate_seating_deals_each_key_twice_with_the_seats_swapped() -> None:
+    records: list[GameRecord | None] = []
+    logs: list[GameLog] = []
+
+    def keep(log: GameLog, record: GameRecord | None) -> None:
+        logs.append(log)
+        records.append(record)
+
+    run_games(Rules(target=20), [GreedyPlayer(), RandomPlayer(1, knocks=True)], 4, "dup",
+              on_game=keep, seating="duplicate")
+    assert seated(records) == [
+        ("0", "greedy", "random"),
+        ("0", "random", "greedy"),
+        ("1", "greedy", "random"),
+        ("1", "random", "greedy"),
+    ]
+    assert logs[0].hands[0].deck == logs[1].hands[0].deck != logs[2].hands[0].deck
+
+
+def test_seating_of_three_players_rotates_through_every_seat() -> None:
+    assert [seating_of(g, 3) for g in range(4)] == [(0, 0), (1, 1), (2, 2), (3, 0)]
+    assert [seating_of(g, 3, "duplicate") for g in range(4)] == [(0, 0), (0, 1), (0, 2), (1, 0)]
+    assert [seating_of(g, 2, "fixed") for g in range(3)] == [(0, 0), (1, 0), (2, 0)]
+    with pytest.raises(ValueError):
+        seating_of(0, 2, "sometimes")  # type: ignore[arg-type]
