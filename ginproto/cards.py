@@ -8,6 +8,7 @@ Each card also has an ``index`` in ``range(52)`` (``suit * 13 + rank``) used by 
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -172,15 +173,16 @@ class DeckStream:
     def __init__(self, seed: int | str, *labels: int | str) -> None:
         self._key = "/".join(str(part) for part in (seed, *labels)).encode()
         self._counter = 0
-        self._buffer = b""
+        self._pending: list[int] = []  # the rest of the last digest's four numbers, last first
 
     def _u64(self) -> int:
-        if len(self._buffer) < 8:
-            self._buffer += hashlib.sha256(self._key + b"#" + str(self._counter).encode()).digest()
+        """The next number: the digests' bytes read as big-endian 64-bit integers, in order."""
+        if not self._pending:
+            digest = hashlib.sha256(self._key + b"#" + str(self._counter).encode()).digest()
             self._counter += 1
-        value = int.from_bytes(self._buffer[:8], "big")
-        self._buffer = self._buffer[8:]
-        return value
+            self._pending = list(_FOUR_U64.unpack(digest))
+            self._pending.reverse()
+        return self._pending.pop()
 
     def below(self, n: int) -> int:
         """A uniform integer in ``range(n)``, by rejection sampling (no modulo bias)."""
@@ -193,14 +195,26 @@ class DeckStream:
                 return x % n
 
 
+_FOUR_U64 = struct.Struct(">4Q")
+
+
 def shuffled_deck(seed: int | str, *labels: int | str) -> tuple[Card, ...]:
     """A reproducible shuffle of the 52 cards for ``seed`` and optional labels (game, hand).
 
     Fisher-Yates driven by ``DeckStream``; the same arguments give the same order everywhere.
     """
     stream = DeckStream(seed, *labels)
+    u64 = stream._u64
     cards = list(DECK)
     for i in range(51, 0, -1):
-        j = stream.below(i + 1)
+        n = i + 1
+        limit = _LIMITS[n]
+        x = u64()
+        while x >= limit:  # rejection sampling, as ``DeckStream.below``
+            x = u64()
+        j = x % n
         cards[i], cards[j] = cards[j], cards[i]
     return tuple(cards)
+
+
+_LIMITS = [0] + [(1 << 64) - ((1 << 64) % n) for n in range(1, 53)]

@@ -116,10 +116,11 @@ class Entry:
     roles: Roles | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GameView:
     """What one player may know: the hand view (as its seat, or as the captain's seat for the
-    sitter) plus the scores and the roles."""
+    sitter) plus the scores and the roles. (``Game.view`` builds them fast, as ``Hand.view``
+    builds ``HandView``.)"""
 
     player: int
     hand: HandView
@@ -129,6 +130,10 @@ class GameView:
     hand_number: int
     roles: Roles | None
     advice: Move | None = None  # the sitter's advice, shown to the three-player captain
+
+
+_new_object = object.__new__
+_set_attribute = object.__setattr__
 
 
 class Game:
@@ -157,6 +162,7 @@ class Game:
         self.phase = GamePhase.DEAL
         self.winner: int | None = None
         self.end: GameEnd | None = None
+        self._scores: tuple[tuple[tuple[int, ...], ...], tuple[bool, ...]] | None = None
 
     # -- chance ---------------------------------------------------------------------------
     def deal(self, deck: Sequence[Card]) -> Hand:
@@ -171,6 +177,7 @@ class Game:
             self.seats = (0, 1)
             dealer_seat = self.dealer
         self.hand = Hand(self.rules, deck, dealer_seat)
+        self._scores = None  # the score sheet as views show it, made again after each hand
         self.phase = GamePhase.PLAY
         return self.hand
 
@@ -212,15 +219,28 @@ class Game:
         seat = self.seat_of(player)
         if seat is None:
             seat = 1  # the sitter sees the captain's hand
-        return GameView(
-            player=player,
-            hand=self.hand.view(seat),
-            seats=self.seats,
-            totals=tuple(tuple(col) for col in self.totals),
-            closed=tuple(self.closed),
-            hand_number=len(self.entries) + 1,
-            roles=self.roles,
+        scores = self._scores
+        if scores is None:
+            scores = self._scores = (
+                tuple(tuple(col) for col in self.totals),
+                tuple(self.closed),
+            )
+        view = _new_object(GameView)
+        _set_attribute(
+            view,
+            "__dict__",
+            {
+                "player": player,
+                "hand": self.hand.view(seat),
+                "seats": self.seats,
+                "totals": scores[0],
+                "closed": scores[1],
+                "hand_number": len(self.entries) + 1,
+                "roles": self.roles,
+                "advice": None,
+            },
         )
+        return view
 
     # -- scoring --------------------------------------------------------------------------
     def _score(self, result: HandResult) -> Entry:
@@ -252,6 +272,7 @@ class Game:
     def enter(self, player: int, points: int) -> list[int]:
         """Enter a winning hand's points (RULES.md, Hollywood's exact statement; with one
         game it is simply the running score). Returns the columns that took the points."""
+        self._scores = None
         entered = self._entered[player]
         columns = [g for g in range(len(self.totals)) if not self.closed[g] and g in entered]
         for g in range(len(self.totals)):

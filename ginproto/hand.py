@@ -11,9 +11,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import TypeVar
 
-from ginproto.cards import DECK, Card, check_deck
+from ginproto.cards import DECK, Card, card_index, check_deck
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
@@ -111,11 +113,10 @@ def legal_moves(
     discards by card, then the knocks by card, then big gin.
     """
     if phase is _DISCARD:
-        mask = count = 0
-        for c in cards:
-            mask |= 1 << (c.suit * 13 + c.rank)
-            count += 1
-        if mask.bit_count() != count:
+        if not isinstance(cards, tuple | list):
+            cards = tuple(cards)
+        mask = reduce(or_, map(_BITS.__getitem__, map(card_index, cards)), 0)
+        if mask.bit_count() != len(cards):
             raise ValueError("a card appears twice in the hand")
         return _discard_moves(rules, mask, knock_limit, taken)
     if phase is _DRAW:
@@ -182,6 +183,7 @@ _SUIT_DISCARDS = tuple(
     _SuitTable([Move.discard(c) for c in DECK[13 * s : 13 * s + 13]]) for s in range(4)
 )
 _KNOCK_MOVES = tuple(Move.knock(c) for c in DECK)
+_BITS = tuple(1 << i for i in range(52))
 _TAKE, _PASS, _STOCK, _PILE = Move.take(), Move.pass_(), Move.stock(), Move.pile()
 _BIG_GIN = Move.big_gin()
 
@@ -196,9 +198,16 @@ def _mask_cards(mask: int) -> tuple[Card, ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HandView:
-    """Everything one seat may know about a hand: the basis of the protocol's position line."""
+    """Everything one seat may know about a hand: the basis of the protocol's position line.
+
+    ``Hand.view`` makes one on every decision, so it builds them without the frozen
+    dataclass's field-by-field ``__init__`` and leaves, beside the fields, what it already
+    knows for ``legal_moves`` (the seat's cards as a mask, the card just taken). They are
+    the same values as views built field by field: equality, hashing, ``repr`` and
+    ``dataclasses.replace`` see only the fields.
+    """
 
     rules: Rules
     seat: int
@@ -231,6 +240,9 @@ class HandView:
         """The legal moves, if this seat is the one to move; otherwise none."""
         if self.seat != self.to_move:
             return []
+        known: tuple[int, Card | None] | None = self.__dict__.get("_known")
+        if known is not None and self.phase is _DISCARD:
+            return _discard_moves(self.rules, known[0], self.knock_limit, known[1])
         return legal_moves(
             self.rules, self.phase, self.cards, self.knock_limit, self.taken, self.stock_only
         )
@@ -326,18 +338,25 @@ class Hand:
     def view(self, seat: int) -> HandView:
         """What ``seat`` may know: its cards, the pile, the stock count, and the history with
         the opponent's stock draws hidden."""
-        return HandView(
-            rules=self.rules,
-            seat=seat,
-            dealer=self.dealer,
-            knock_limit=self.knock_limit,
-            phase=self.phase,
-            to_move=self.to_move,
-            cards=self.cards(seat),
-            pile=tuple(self._pile),
-            stock=len(self._stock),
-            history=tuple(self._seen[seat]),
+        view = _new_object(HandView)
+        _set_attribute(
+            view,
+            "__dict__",
+            {
+                "rules": self.rules,
+                "seat": seat,
+                "dealer": self.dealer,
+                "knock_limit": self.knock_limit,
+                "phase": self.phase,
+                "to_move": self.to_move,
+                "cards": self.cards(seat),
+                "pile": tuple(self._pile),
+                "stock": len(self._stock),
+                "history": tuple(self._seen[seat]),
+                "_known": (self._masks[seat], self._taken),
+            },
         )
+        return view
 
     def legal_moves(self) -> list[Move]:
         """The legal moves of the player to move (knocks without declared melds)."""
@@ -576,6 +595,8 @@ _DRAWS = (_STOCK, _PILE)
 _STOCK_ONLY = (_STOCK,)
 _HIDDEN_STOCK = (Turn(0, _STOCK, None), Turn(1, _STOCK, None))
 _ALL_CARDS = (1 << 52) - 1
+_new_object = object.__new__
+_set_attribute = object.__setattr__
 
 
 def replay_hand(rules: Rules, deck: Sequence[Card], dealer: int, moves: Iterable[Move]) -> Hand:

@@ -169,7 +169,7 @@ class Engine:
     def decide(self, view: GameView, decision: Decision) -> Move:
         """Answer one decision in process. An exception in the engine's own code becomes a
         ``PlayerFault`` (a crash), an answer that is not a ``Move`` a malformed reply."""
-        self.go = Go(decision)
+        self.go = _GO[decision]
         return self._decide(view, decision)
 
     def hand_over(self, player: int, entry: Entry) -> None:
@@ -185,7 +185,16 @@ class Engine:
 
     def _decide(self, view: GameView, decision: Decision) -> Move:
         try:
-            move = self.advise(view) if decision is Decision.ADVICE else self._by_phase(view)
+            if decision is Decision.ADVICE:
+                move = self.advise(view)
+            else:  # as _by_phase, one call less on every decision
+                phase = view.hand.phase
+                if phase is Phase.DISCARD:
+                    move = self.discard(view)
+                elif phase is Phase.DRAW:
+                    move = self.draw(view)
+                else:
+                    move = self._by_phase(view)
         except PlayerFault:
             raise
         except Exception as exc:
@@ -310,6 +319,9 @@ class Engine:
             logger.debug("%s info: %s", self.name, text)
         else:
             _write(self._out, Info(text).format(), self.name)
+
+
+_GO = {decision: Go(decision) for decision in Decision}  # in process: no clock
 
 
 def _write(stdout: TextIO, line: str, name: str) -> None:

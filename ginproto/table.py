@@ -22,7 +22,7 @@ from typing import Protocol
 
 from ginproto.cards import Card, DeckStream, shuffled_deck
 from ginproto.game import Entry, Game, GameView, Roles, draw_roles
-from ginproto.hand import IllegalMoveError, Turn
+from ginproto.hand import IllegalMoveError, Phase, Turn
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.text import DETAIL_LIMIT, printable
@@ -197,7 +197,7 @@ def play_game(
                     advice = _advice(game, ask)
                     view = dataclasses.replace(view, advice=advice)
                 hand_log.advice = advice
-                move = ask(mover, view, Decision(hand.phase.value))
+                move = ask(mover, view, _DECISION_OF[hand.phase])
                 try:
                     turn = game.apply(move)
                 except IllegalMoveError as exc:
@@ -220,6 +220,9 @@ def play_game(
     for p, player in enumerate(players):
         player.game_over(p, game, log.fault)
     return log
+
+
+_DECISION_OF: dict[Phase, Decision] = {p: Decision(p.value) for p in Phase if p is not Phase.OVER}
 
 
 def _advice(game: Game, ask: Callable[[int, GameView, Decision], Move]) -> Move:
