@@ -423,16 +423,26 @@ class Hand:
         self._taken = None
         self._stock_only = False
         drawn: Card | None = None
+        # Turns are immutable and most are one of a few hundred: those come from tables.
         if kind is _KIND_STOCK:
             drawn = self._stock.pop()
-            turn = Turn(mover, move, drawn)
+            turn = _STOCK_TURNS[mover][drawn.index]
             self._history.append(turn)
             self._seen[mover].append(turn)
             self._seen[1 - mover].append(_HIDDEN_STOCK[mover])
         else:
-            if kind is _KIND_TAKE or kind is _KIND_PILE:
+            if kind is _KIND_DISCARD:
+                turn = _DISCARD_TURNS[mover][move.card.index]  # type: ignore[union-attr]
+            elif kind is _KIND_PILE:
                 drawn = self._taken = self._pile.pop()
-            turn = Turn(mover, move, drawn)
+                turn = _PILE_TURNS[mover][drawn.index]
+            elif kind is _KIND_PASS:
+                turn = _PASS_TURNS[mover]
+            elif kind is _KIND_TAKE:
+                drawn = self._taken = self._pile.pop()
+                turn = Turn(mover, move, drawn)
+            else:
+                turn = Turn(mover, move, None)
             self._history.append(turn)
             self._seen[0].append(turn)
             self._seen[1].append(turn)
@@ -594,6 +604,12 @@ _OFFERS = (_TAKE, _PASS)
 _DRAWS = (_STOCK, _PILE)
 _STOCK_ONLY = (_STOCK,)
 _HIDDEN_STOCK = (Turn(0, _STOCK, None), Turn(1, _STOCK, None))
+_STOCK_TURNS = tuple(tuple(Turn(seat, _STOCK, card) for card in DECK) for seat in (0, 1))
+_PILE_TURNS = tuple(tuple(Turn(seat, _PILE, card) for card in DECK) for seat in (0, 1))
+_DISCARD_TURNS = tuple(
+    tuple(Turn(seat, Move.discard(card), None) for card in DECK) for seat in (0, 1)
+)
+_PASS_TURNS = (Turn(0, _PASS, None), Turn(1, _PASS, None))
 _ALL_CARDS = (1 << 52) - 1
 _new_object = object.__new__
 _set_attribute = object.__setattr__

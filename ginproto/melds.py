@@ -570,11 +570,24 @@ def mask_knock_options(hand: int, limit: int) -> dict[int, int]:
             for i in _mask_indexes(hand)
             if (dw := deadwood(_mask_cards(hand ^ (1 << i)))) <= limit
         }
-    starts, three = _meld_signs(hand)
-    total = mask_value(hand)
+    # _meld_signs and mask_value, inline.
+    c = hand & _SUIT_BITS
+    d = (hand >> 13) & _SUIT_BITS
+    h = (hand >> 26) & _SUIT_BITS
+    s = hand >> 39
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    three = (c & d & (h | s)) | (h & s & (c | d))
+    suit_value = _SUIT_VALUE
+    total = suit_value[c] + suit_value[d] + suit_value[h] + suit_value[s]
     if starts or three:
-        cover = (starts | starts << 1 | starts << 2 | three * _SPREAD) & hand
-        if mask_value(hand & ~cover) - 10 > limit:  # no card is worth more than 10
+        free = hand & ~((starts | starts << 1 | starts << 2 | three * _SPREAD) & hand)
+        unmeldable = (
+            suit_value[free & _SUIT_BITS]
+            + suit_value[(free >> 13) & _SUIT_BITS]
+            + suit_value[(free >> 26) & _SUIT_BITS]
+            + suit_value[free >> 39]
+        )
+        if unmeldable - 10 > limit:  # no card is worth more than 10
             return {}
     else:
         # Nothing melds: discarding c leaves everything else as deadwood.

@@ -169,7 +169,7 @@ class Engine:
     def decide(self, view: GameView, decision: Decision) -> Move:
         """Answer one decision in process. An exception in the engine's own code becomes a
         ``PlayerFault`` (a crash), an answer that is not a ``Move`` a malformed reply."""
-        self.go = _GO[decision]
+        self.go = _GO[decision._value_]
         return self._decide(view, decision)
 
     def hand_over(self, player: int, entry: Entry) -> None:
@@ -321,7 +321,8 @@ class Engine:
             _write(self._out, Info(text).format(), self.name)
 
 
-_GO = {decision: Go(decision) for decision in Decision}  # in process: no clock
+# In process there is no clock. Keyed by the value: a member hashes in Python, a string in C.
+_GO = {decision.value: Go(decision) for decision in Decision}
 
 
 def _write(stdout: TextIO, line: str, name: str) -> None:

@@ -189,15 +189,19 @@ def play_game(
                 number, deck, game.seats[hand.dealer], game.seats, game.roles
             )
             log.hands.append(hand_log)
-            while not hand.is_over:
-                mover = game.seats[hand.to_move]
+            seats = game.seats  # fixed for the hand
+            while hand.phase is not _OVER:
+                mover = seats[hand.to_move]
                 view = game.view(mover)
                 advice = None
                 if game.roles is not None and mover == game.roles.captain:
                     advice = _advice(game, ask)
                     view = dataclasses.replace(view, advice=advice)
                 hand_log.advice = advice
-                move = ask(mover, view, _DECISION_OF[hand.phase])
+                try:  # ``ask``, inline: this runs on every decision
+                    move = players[mover].decide(view, _DECISION_OF[hand.phase._value_])
+                except PlayerFault as fault:
+                    raise _Forfeit(mover, fault.kind, fault.detail) from None
                 try:
                     turn = game.apply(move)
                 except IllegalMoveError as exc:
@@ -222,7 +226,11 @@ def play_game(
     return log
 
 
-_DECISION_OF: dict[Phase, Decision] = {p: Decision(p.value) for p in Phase if p is not Phase.OVER}
+# By the phase's value: an enum member hashes in Python, its value string in C.
+_DECISION_OF: dict[str, Decision] = {
+    p.value: Decision(p.value) for p in Phase if p is not Phase.OVER
+}
+_OVER = Phase.OVER
 
 
 def _advice(game: Game, ask: Callable[[int, GameView, Decision], Move]) -> Move:
