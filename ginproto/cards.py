@@ -113,6 +113,7 @@ for _card in Card._BY_INDEX:
         Card._BY_TEXT["10" + SUITS[_card.suit]] = _card
 
 DECK: tuple[Card, ...] = Card._BY_INDEX
+_CARD_OF_TEXT = Card._BY_TEXT.__getitem__
 """The 52 cards in index order (clubs A-K, diamonds, hearts, spades)."""
 
 
@@ -122,6 +123,16 @@ def parse_cards(text: str) -> tuple[Card, ...]:
     Raises ``CardError`` on a malformed card. Duplicates are kept as given.
     """
     return tuple(Card.from_str(tok) for tok in text.replace(",", " ").split())
+
+
+def cards_from_strs(texts: Iterable[str]) -> tuple[Card, ...]:
+    """``Card.from_str`` of each text, at C speed when all are cards (protocol lines carry
+    many); raises ``CardError`` naming the first that is not."""
+    texts = texts if isinstance(texts, list | tuple) else list(texts)
+    try:
+        return tuple(map(_CARD_OF_TEXT, texts))
+    except KeyError:
+        return tuple(map(Card.from_str, texts))
 
 
 def format_cards(cards: Iterable[Card]) -> str:

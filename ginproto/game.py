@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ginproto.cards import Card
-from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Turn
+from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Turn, build_frozen
 from ginproto.moves import Move
 from ginproto.rules import Rules
 
@@ -132,10 +132,6 @@ class GameView:
     advice: Move | None = None  # the sitter's advice, shown to the three-player captain
 
 
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-
-
 class Game:
     """One game to the target (a whole series of three games in Hollywood)."""
 
@@ -225,10 +221,8 @@ class Game:
                 tuple(tuple(col) for col in self.totals),
                 tuple(self.closed),
             )
-        view = _new_object(GameView)
-        _set_attribute(
-            view,
-            "__dict__",
+        return build_frozen(
+            GameView,
             {
                 "player": player,
                 "hand": self.hand.view(seat),
@@ -240,7 +234,6 @@ class Game:
                 "advice": None,
             },
         )
-        return view
 
     # -- scoring --------------------------------------------------------------------------
     def _score(self, result: HandResult) -> Entry:

@@ -250,7 +250,8 @@ class Engine:
         """Act on one referee line, writing any answer to ``stdout``. Returns ``False`` on
         ``quit``. Bad referee lines are logged and ignored; the engine's own exceptions in a
         decision propagate, so a broken engine stops (the referee rules it a crash)."""
-        logger.debug("%s << %s", self.name, line.rstrip("\n"))
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("%s << %s", self.name, line.rstrip("\n"))
         self._out = stdout
         try:
             message = parse_referee_line(line)
