@@ -10,6 +10,7 @@ could be typed, whether ``check`` and ``apply`` accept it.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import naive_solver as naive
@@ -17,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ginproto.cards import DECK, Card, shuffled_deck
-from ginproto.hand import Hand, IllegalMoveError, Phase
+from ginproto.cards import DECK, Card, CardError, cards_from_strs, shuffled_deck
+from ginproto.game import Game, GameView
+from ginproto.hand import Hand, HandView, IllegalMoveError, Phase
 from ginproto.melds import discard_deadwoods
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
@@ -132,3 +134,30 @@ def test_a_card_not_interned_is_still_judged_by_value() -> None:
     other = next(c for c in hand.cards(hand.to_move) if c != taken)
     hand.apply(Move(MoveKind.DISCARD, Card(other.suit, other.rank)))
     assert other in hand.pile
+
+
+def test_views_built_fast_are_the_same_frozen_values() -> None:
+    """``Hand.view`` and ``Game.view`` skip the dataclass ``__init__``: the values must still
+    equal, hash and print as views built field by field, and stay frozen."""
+    game = Game(Rules())
+    game.deal(shuffled_deck("views", 0))
+    view = game.view(0)
+    fields = dataclasses.fields(HandView)
+    slow_hand = HandView(**{f.name: getattr(view.hand, f.name) for f in fields})
+    slow = GameView(**{f.name: getattr(view, f.name) for f in dataclasses.fields(GameView)})
+    assert view.hand == slow_hand and hash(view.hand) == hash(slow_hand)
+    assert view == slow and hash(view) == hash(slow) and repr(view) == repr(slow)
+    assert view.hand.legal_moves() == slow_hand.legal_moves()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.hand.stock = 0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.player = 1  # type: ignore[misc]
+    assert dataclasses.replace(view, player=1).player == 1
+
+
+def test_cards_from_strs_is_card_from_str_of_each() -> None:
+    texts = ["As", "th", "10d", "Kc"]
+    assert cards_from_strs(texts) == tuple(Card.from_str(t) for t in texts)
+    assert cards_from_strs(iter(texts)) == cards_from_strs(texts)
+    with pytest.raises(CardError, match="'Xs'"):
+        cards_from_strs(["As", "Xs"])
