@@ -249,12 +249,15 @@ class HandView:
         """The legal moves, if this seat is the one to move; otherwise none."""
         if self.seat != self.to_move:
             return []
-        known: tuple[int, Card | None] | None = self.__dict__.get("_known")
-        if known is not None and self.phase is _DISCARD:
-            return _discard_moves(self.rules, known[0], self.knock_limit, known[1])
-        return legal_moves(
-            self.rules, self.phase, self.cards, self.knock_limit, self.taken, self.stock_only
-        )
+        phase = self.phase
+        if phase is _DISCARD:
+            known: tuple[int, Card | None] | None = self.__dict__.get("_known")
+            if known is not None:
+                return _discard_moves(self.rules, known[0], self.knock_limit, known[1])
+            return legal_moves(self.rules, phase, self.cards, self.knock_limit, self.taken)
+        if phase is _DRAW:
+            return [_STOCK] if _stock_only(phase, self.history) else [_STOCK, _PILE]
+        return legal_moves(self.rules, phase, self.cards, self.knock_limit)
 
 
 _turn_kind = attrgetter("move.kind")
