@@ -660,7 +660,7 @@ def record_from_log(
     ``engines`` describe the players by number; ``date`` is ``YYYY.MM.DD`` as in PGN;
     ``referee`` defaults to this ginproto's version; ``extra`` headers go before the result.
     """
-    from ginproto import __version__
+    from ginproto.version import __version__
 
     rules = log.rules
     if len(engines) != rules.players:
