@@ -864,7 +864,7 @@ def play(
         ginref play simple
         ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
     """
-    from referee.cli import parse_engines, parse_rules, parse_seed
+    from referee.cli_options import parse_engines, parse_rules, parse_seed
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
     from referee.preflight import EngineNotReady, ready
