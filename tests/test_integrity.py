@@ -33,7 +33,7 @@ from ginproto.rules import Rules
 from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import hand_deck
 from referee.cli import cli
-from referee.cli_options import parse_seed, seed_value
+from referee.cli.options import parse_seed, seed_value
 from referee.integrity import verify_store
 from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 from referee.tournament import (

@@ -1,10 +1,11 @@
-"""The ``ginref`` command line: a thin click layer over the referee and the library."""
+"""``ginref match``: play engines against each other, a fixed number of games or until an SPRT
+decides, and print the standings. The games are ``referee.match``'s; this module only turns
+options into a ``MatchConfig`` and results into output."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -12,10 +13,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ginproto import __version__
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
-from referee.cli_options import (
+from referee.cli.options import (
     announce_sandbox,
     dask_option,
     engine_limits,
@@ -43,23 +43,10 @@ if TYPE_CHECKING:
     from referee.dask_backend import DaskCluster
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ginref")
-@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for every line).")
-def cli(verbose: int) -> None:
-    """ginref: a referee for Gin Rummy engines.
-
-    Plays engines against each other over a UCI-like line protocol (spec/PROTOCOL.md),
-    enforces the rules, rules on faults, and records every game for replay.
-    """
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
 VARIANTS = [v.value for v in Variant]
 
 
-@cli.command()
+@click.command()
 @click.argument("engines", nargs=-1, required=True)
 @click.option(
     "--variant", type=click.Choice(VARIANTS), help="Default: standard (threehanded for 3 engines)."
@@ -357,24 +344,3 @@ def _checked_on_cluster(
 
 def _sprt_words(state: str) -> str:
     return {"H0": "H0 accepted", "H1": "H1 accepted"}.get(state, "continue")
-
-
-def main() -> None:
-    cli(prog_name="ginref")
-
-
-from referee.replay import replay  # noqa: E402 - commands register after the group
-
-cli.add_command(replay)
-from referee.cli_check import check  # noqa: E402
-
-cli.add_command(check)
-from referee.cli_tournament import tournament  # noqa: E402
-
-cli.add_command(tournament)
-from referee.play import play  # noqa: E402
-
-cli.add_command(play)
-from referee.cli_stats import stats  # noqa: E402
-
-cli.add_command(stats)
