@@ -5,7 +5,8 @@ view of the table and reads typed commands until one of them is a legal move, wh
 to ``play_game`` like any engine's answer. So every rule is the rules core's, the engine plays
 exactly as in a match, and the game is recorded like any other and replays with ``ginref
 replay``. Whether a typed move is legal is always ``HandView.legal_moves()``'s answer; this
-module only puts into words why a move is not among them.
+module only puts into words why a move is not among them. The command itself (its options, the
+engine's start and the record) is ``referee.cli.play``.
 
 Leaving early forfeits the game: ``quit`` (once confirmed), the end of input (Ctrl-D) and Ctrl-C
 all raise ``PlayerFault(FaultKind.RESIGN, ...)``, with the reason in its detail; the record

@@ -1,8 +1,9 @@
 """``ginref replay``: show a recorded game, walk it move by move, verify it, export it as JSON.
 
 A thin layer: reading is ``ginproto.record``, every rule and check is ``ginproto.replay``; this
-module only draws. Cards get suit symbols and colour on a terminal, and their plain two-letter
-form when the output is piped, with ``NO_COLOR`` set (symbols, no colour) or ``--no-color``.
+module only draws (the command itself is ``referee.cli.replay``). Cards get suit symbols and
+colour on a terminal, and their plain two-letter form when the output is piped, with
+``NO_COLOR`` set (symbols, no colour) or ``--no-color``.
 """
 
 from __future__ import annotations

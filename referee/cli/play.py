@@ -18,6 +18,9 @@ from referee.cli.options import (
     announce_sandbox,
     engine_limits,
     env_option,
+    parse_engines,
+    parse_rules,
+    parse_seed,
     sandbox_mode,
     sandbox_options,
     sandboxed,
@@ -107,7 +110,6 @@ def play(
         ginref play simple
         ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
     """
-    from referee.cli.options import parse_engines, parse_rules, parse_seed
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
     from referee.preflight import EngineNotReady, ready
