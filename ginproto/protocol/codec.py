@@ -10,12 +10,12 @@ Malformed input raises ``ProtocolError`` saying what was expected, and never any
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
 
 from ginproto.cards import Card
 from ginproto.game import Entry, GameEnd, GameView
-from ginproto.hand import HandResult, HandView, Outcome, Phase
+from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move
 from ginproto.protocol.grammar import (
@@ -95,7 +95,6 @@ from ginproto.protocol.grammar import (
     WINS,
     ProtocolError,
     _bool,
-    _bools,
     _cards,
     _enum_value,
     _Fields,
@@ -107,6 +106,8 @@ from ginproto.protocol.grammar import (
     _opt_int,
     _opt_ints,
     _opt_seat,
+    _parse_closed,
+    _parse_scores,
     _roles,
     _rules,
     _scores,
@@ -156,49 +157,73 @@ def parse_position(line: str) -> GameView:
     return message.view
 
 
+def _same(name: str, text: str, parse: Callable[[str], _V]) -> _V:
+    """``parse(text)``, or the value of the last line that had the same text in field
+    ``name``: a match's position lines repeat most fields (the values are immutable)."""
+    last = _SAME.get(name)
+    if last is not None and last[0] == text:
+        return last[1]  # type: ignore[no-any-return]
+    value = parse(text)
+    _SAME[name] = (text, value)
+    return value
+
+
+_SAME: dict[str, tuple[str, Any]] = {}
+_V = TypeVar("_V")
+
+
 def _parse_position(tokens: Sequence[str]) -> Position:
     fields = _Fields(POSITION, tokens)
     rules = _rules(fields.params)
     players, games = rules.players, rules.games
     player = _int(fields.need(PLAYER), PLAYER, 0, players - 1)
-    seats = _seats(fields.need(SEATS))
+    seats = _same(SEATS, fields.need(SEATS), _seats)
     if not all(p < players for p in seats):
         raise ValueError(f"{SEATS} must name players below {players}")
     cards = _cards(fields.need(CARDS), CARDS)
     pile = _cards(fields.need(PILE), PILE)
     if len(set(cards) | set(pile)) != len(cards) + len(pile):
         raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
-    totals = _scores(fields.need(SCORES), SCORES)
-    closed = _bools(fields.need(CLOSED), CLOSED)
+    totals = _same(SCORES, fields.need(SCORES), _parse_scores)
+    closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
     if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
         raise ValueError(
             f"{SCORES} and {CLOSED} must have {games} game(s) of {players} players each"
         )
     roles_text = fields.get(ROLES)
-    roles = None if roles_text is None else _roles(roles_text)
+    roles = None if roles_text is None else _same(ROLES, roles_text, _roles)
     if (roles is not None) != (players == 3):
         raise ValueError(f"{ROLES} are given exactly when three players play")
     advice_text = fields.get(ADVICE)
-    view = GameView(
-        player=player,
-        hand=HandView(
-            rules=rules,
-            seat=_seat(fields.need(SEAT), SEAT),
-            dealer=_seat(fields.need(DEALER), DEALER),
-            knock_limit=_int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
-            phase=_enum_value(Phase, fields.need(PHASE), PHASE),
-            to_move=_seat(fields.need(TOMOVE), TOMOVE),
-            cards=cards,
-            pile=pile,
-            stock=_int(fields.need(STOCK), STOCK, 0, 52),
-            history=_history(fields.need(HISTORY)),
-        ),
-        seats=seats,
-        totals=totals,
-        closed=closed,
-        hand_number=_int(fields.need(HAND), HAND, 1),
-        roles=roles,
-        advice=None if advice_text is None else parse_move_token(advice_text),
+    # Every field, in the order of the frozen dataclasses' own __init__ (which the fast
+    # build skips: a position line is read on every decision).
+    hand = build_frozen(
+        HandView,
+        {
+            "rules": rules,
+            "seat": _seat(fields.need(SEAT), SEAT),
+            "dealer": _seat(fields.need(DEALER), DEALER),
+            "knock_limit": _int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
+            "phase": _enum_value(Phase, fields.need(PHASE), PHASE),
+            "to_move": _seat(fields.need(TOMOVE), TOMOVE),
+            "cards": cards,
+            "pile": pile,
+            "stock": _int(fields.need(STOCK), STOCK, 0, 52),
+            "history": _history(fields.need(HISTORY)),
+        },
+    )
+    view = build_frozen(
+        GameView,
+        {
+            "player": player,
+            "hand": hand,
+            "seats": seats,
+            "totals": totals,
+            "closed": closed,
+            "hand_number": _int(fields.need(HAND), HAND, 1),
+            "roles": roles,
+            "advice": None if advice_text is None else parse_move_token(advice_text),
+        },
     )
     upcard = fields.get(UPCARD)
     if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):

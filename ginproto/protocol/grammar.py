@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, TypeVar
 
-from ginproto.cards import Card, CardError
+from ginproto.cards import Card, CardError, cards_from_strs
 from ginproto.game import Roles
 from ginproto.hand import Turn
 from ginproto.melds import Meld, MeldError
@@ -151,6 +151,9 @@ def _words(text: str) -> str:
 
 
 def _int(text: str, what: str, low: int = 0, high: int | None = None) -> int:
+    value = _SMALL_NUMBERS.get(text)  # most numbers are small: a lookup instead of the checks
+    if value is not None and value >= low and (high is None or value <= high):
+        return value
     if not (text.isascii() and text.isdigit()) or len(text) > NUMBER_DIGITS:
         raise ValueError(
             f"{what} must be a whole number of at most {NUMBER_DIGITS} digits, not {text!r}"
@@ -166,6 +169,9 @@ def _signed(text: str, what: str) -> int:
     negative = text.startswith("-")
     value = _int(text[1:] if negative else text, what)
     return -value if negative else value
+
+
+_SMALL_NUMBERS: Final = {str(n): n for n in range(1000)}
 
 
 def _bool(text: str, what: str) -> bool:
@@ -185,7 +191,7 @@ def _list(text: str) -> list[str]:
     if text == NONE:
         return []
     items = text.split(LIST_SEP)
-    if any(not item for item in items):
+    if "" in items:
         raise ValueError(f"empty element in the list {text!r} (write {NONE} for an empty list)")
     return items
 
@@ -196,7 +202,7 @@ def _fmt_list(items: Iterable[object]) -> str:
 
 def _cards(text: str, what: str) -> tuple[Card, ...]:
     try:
-        return tuple(Card.from_str(item) for item in _list(text))
+        return cards_from_strs(_list(text))
     except CardError as exc:
         raise ValueError(f"{what}: {exc}") from None
 
@@ -222,6 +228,14 @@ def _fmt_opt_ints(items: Sequence[int | None]) -> str:
     if not items:
         raise ValueError("a list of numbers-or-none needs at least one element")
     return LIST_SEP.join(NONE if item is None else str(item) for item in items)
+
+
+def _parse_scores(text: str) -> tuple[tuple[int, ...], ...]:
+    return _scores(text, SCORES)
+
+
+def _parse_closed(text: str) -> tuple[bool, ...]:
+    return _bools(text, CLOSED)
 
 
 def _scores(text: str, what: str) -> tuple[tuple[int, ...], ...]:
@@ -259,12 +273,16 @@ def _fmt_roles(roles: Roles) -> str:
 
 
 _E = TypeVar("_E", bound=enum.Enum)
+_ENUM_VALUES: dict[type[enum.Enum], dict[object, enum.Enum]] = {}
 
 
 def _enum_value(kind: type[_E], text: str, what: str) -> _E:
-    for member in kind:
-        if member.value == text:
-            return member
+    by_value = _ENUM_VALUES.get(kind)
+    if by_value is None:
+        by_value = _ENUM_VALUES[kind] = {member.value: member for member in kind}
+    member = by_value.get(text)
+    if member is not None:
+        return member  # type: ignore[return-value]
     choices = "|".join(str(m.value) for m in kind)
     raise ValueError(f"{what} must be one of {choices}, not {text!r}")
 
@@ -325,7 +343,37 @@ def parse_turn_token(text: str) -> Turn:
 
 
 def _history(text: str) -> tuple[Turn, ...]:
-    return tuple(parse_turn_token(item) for item in _list(text))
+    """The turns of a history list. An engine reads the same hand's history again in every
+    position line, each time a few turns longer, so the last one read is kept: a history that
+    extends it by whole turns costs only its new turns."""
+    last = _last_history
+    if last is not None:
+        last_text, last_turns = last
+        if text == last_text:
+            return last_turns
+        size = len(last_text)
+        if text.startswith(last_text) and text[size : size + 1] == LIST_SEP:
+            new = text[size + 1 :].split(LIST_SEP)
+            if "" not in new:
+                try:
+                    turns = last_turns + tuple(map(parse_turn_token, new))
+                except ValueError:
+                    pass  # the whole list again below, for the error message
+                else:
+                    _remember_history(text, turns)
+                    return turns
+    turns = tuple(map(parse_turn_token, _list(text)))
+    if turns:
+        _remember_history(text, turns)
+    return turns
+
+
+_last_history: tuple[str, tuple[Turn, ...]] | None = None
+
+
+def _remember_history(text: str, turns: tuple[Turn, ...]) -> None:
+    global _last_history
+    _last_history = (text, turns)
 
 
 @functools.lru_cache(maxsize=64)
@@ -364,10 +412,16 @@ def check_rules_fit(rules: Rules) -> None:
 
 
 def _rules(params: Mapping[str, str]) -> Rules:
-    for name in params:
+    return _rules_of_items(tuple(params.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_of_items(items: tuple[tuple[str, str], ...]) -> Rules:
+    """The rules of a line's parameters (every line of a match repeats the same ones)."""
+    for name, _ in items:
         if name not in _RULE_NAMES:
             logger.debug("ignoring unknown rule parameter %r", name)
-    return _rules_of(tuple((k, v) for k, v in params.items() if k in _RULE_NAMES))
+    return _rules_of(tuple((k, v) for k, v in items if k in _RULE_NAMES))
 
 
 @functools.lru_cache(maxsize=64)
@@ -387,21 +441,23 @@ class _Fields:
         self.values: dict[str, str] = {}
         self.params: dict[str, str] = {}
         self._used: set[str] = set()
+        values, params = self.values, self.params
+        count = len(tokens)
         i = 0
-        while i < len(tokens):
+        while i < count:
             token = tokens[i]
             if PARAM_SEP in token:
                 name, _, value = token.partition(PARAM_SEP)
-                if name in self.params:
+                if name in params:
                     raise ValueError(f"the parameter {name!r} is given twice")
-                self.params[name] = value
+                params[name] = value
                 i += 1
                 continue
-            if i + 1 >= len(tokens):
+            if i + 1 >= count:
                 raise ValueError(f"expected a value after {token!r}")
-            if token in self.values:
+            if token in values:
                 raise ValueError(f"the field {token!r} is given twice")
-            self.values[token] = tokens[i + 1]
+            values[token] = tokens[i + 1]
             i += 2
 
     def get(self, name: str) -> str | None:
@@ -409,7 +465,8 @@ class _Fields:
         return self.values.get(name)
 
     def need(self, name: str) -> str:
-        value = self.get(name)
+        self._used.add(name)
+        value = self.values.get(name)
         if value is None:
             raise ValueError(f"missing the field {name!r}")
         return value
