@@ -6,7 +6,8 @@
 random actions (chance outcomes sampled too) is the yardstick, when ``open_spiel`` is installed
 (``pip install -e '.[openspiel]'``). Each round runs every row for ``--seconds`` in turn, so that
 the load of a shared machine falls on all of them alike; the table shows each row's median
-hands/s over the rounds and the median of its per-round ratio to OpenSpiel. The rows:
+hands/s over the rounds and the median of its per-round ratio to OpenSpiel, by wall time and
+by this process's CPU time (steadier when other programs load the machine). The rows:
 
 - a bare ``Hand`` driven by uniformly random legal moves (no table, no players, no records): the
   floor of any simulation here;
@@ -18,8 +19,8 @@ hands/s over the rounds and the median of its per-round ratio to OpenSpiel. The 
 
 **SDK per-decision cost.** What the Python SDK itself costs an engine over the pipe: reading a
 ``position`` line into a view, the ``go`` line, and formatting the ``move`` reply, through
-``Engine.handle``, with the bot's answer given in advance (no thinking). The lines come from
-random games, so the histories are as long as real ones.
+``Engine.handle``, with the bot's answer given in advance (no thinking), in CPU time. The lines
+come from random games, so the histories are as long as real ones.
 
 **Deadwood.** µs per ``deadwood`` of a 10-card hand and per ``knock_options`` of an 11-card hand.
 
@@ -70,6 +71,11 @@ class Row:
     seconds: float
     note: str = ""
     games: int = 0
+    cpu: float = 0.0  # this process's CPU seconds, when measured
+
+    @property
+    def cpu_rate(self) -> float:
+        return self.hands / self.cpu if self.cpu else 0.0
 
     @property
     def rate(self) -> float:
@@ -84,6 +90,7 @@ def bare_playout(rules: Rules, seed: str, budget: float, start_key: int = 0) -> 
     """Random hands on a bare ``Hand``: deal, then uniformly random legal moves to the end."""
     rng = random.Random(f"{seed}/{start_key}")
     hands = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     while time.perf_counter() - start < budget:
         key = start_key + hands
@@ -91,13 +98,19 @@ def bare_playout(rules: Rules, seed: str, budget: float, start_key: int = 0) -> 
         while not hand.is_over:
             hand.apply(rng.choice(hand.legal_moves()))
         hands += 1
-    return Row("bare Hand, random moves", hands, time.perf_counter() - start)
+    return Row(
+        "bare Hand, random moves",
+        hands,
+        time.perf_counter() - start,
+        cpu=time.process_time() - cpu,
+    )
 
 
 def openspiel_playout(game: Any, seed: str, budget: float, start_key: int = 0) -> Row:
     """Random hands of OpenSpiel's ``gin_rummy``: chance outcomes sampled, actions uniform."""
     rng = random.Random(f"{seed}/{start_key}")
     hands = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     while time.perf_counter() - start < budget:
         state = game.new_initial_state()
@@ -107,7 +120,12 @@ def openspiel_playout(game: Any, seed: str, budget: float, start_key: int = 0) -
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
         hands += 1
-    return Row("OpenSpiel gin_rummy, random", hands, time.perf_counter() - start)
+    return Row(
+        "OpenSpiel gin_rummy, random",
+        hands,
+        time.perf_counter() - start,
+        cpu=time.process_time() - cpu,
+    )
 
 
 class SdkRandom(Engine):
@@ -143,6 +161,7 @@ def games_for(
     ``count`` games, keys ``first_key`` on, to repeat another row's games)."""
     hands = games = 0
     spent = 0.0
+    cpu = time.process_time()
     while (spent < budget) if count is None else (games < count):
         started = time.perf_counter()
         result = run_games(
@@ -158,7 +177,7 @@ def games_for(
         hands += result.hands
         games += 1
         spent += time.perf_counter() - started
-    return Row("", hands, spent, f"{games} games", games)
+    return Row("", hands, spent, f"{games} games", games, cpu=time.process_time() - cpu)
 
 
 def load_openspiel() -> tuple[Any, str]:
@@ -178,6 +197,7 @@ class Series:
     name: str
     rates: list[float] = field(default_factory=list)
     ratios: list[float] = field(default_factory=list)
+    cpu_ratios: list[float] = field(default_factory=list)
 
 
 def interleaved(
@@ -206,11 +226,12 @@ def interleaved(
         ))
     series = [Series(name) for name, _ in runs]
     for k in range(rounds):
-        rates = [run(k).rate for _, run in runs]
-        for s, rate in zip(series, rates, strict=True):
-            s.rates.append(rate)
-            if spiel is not None and rates[-1]:
-                s.ratios.append(rate / rates[-1])
+        rows = [run(k) for _, run in runs]
+        for s, row in zip(series, rows, strict=True):
+            s.rates.append(row.rate)
+            if spiel is not None and rows[-1].rate and rows[-1].cpu_rate:
+                s.ratios.append(row.rate / rows[-1].rate)
+                s.cpu_ratios.append(row.cpu_rate / rows[-1].cpu_rate)
     return series
 
 
@@ -261,12 +282,12 @@ def sdk_decision_cost(rules: Rules, seed: str, repeat: int) -> tuple[float, int,
     out = _NullOut()
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: what the engine's process pays
         for position, go, move in lines:
             engine.answer = move
             engine.handle(position, out)
             engine.handle(go, out)
-        times.append((time.perf_counter() - start) / len(lines) * 1e6)
+        times.append((time.process_time() - start) / len(lines) * 1e6)
     mean_length = sum(len(p) for p, _, _ in lines) / len(lines)
     return statistics.median(times), len(lines), mean_length
 
@@ -280,9 +301,9 @@ def deadwood_cost(seed: str, count: int, repeat: int) -> tuple[float, float]:
     def per(fn: Callable[[], object]) -> float:
         runs = []
         for _ in range(repeat):
-            start = time.perf_counter()
+            start = time.process_time()
             fn()
-            runs.append((time.perf_counter() - start) / count * 1e6)
+            runs.append((time.process_time() - start) / count * 1e6)
         return statistics.median(runs)
 
     return (
@@ -367,20 +388,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"note: {missing}")
     print(f"\n{args.rounds} interleaved rounds of {budget:g} s a row (medians over the rounds):")
-    print(f"{'':36} {'hands/s':>9} {'vs OpenSpiel':>13}")
+    print(f"{'':36} {'hands/s':>9} {'vs OpenSpiel':>13} {'(by CPU time)':>14}")
     for s in interleaved(rules, args.seed, budget, args.rounds, spiel):
         ratio = f"{statistics.median(s.ratios):>12.2f}x" if s.ratios else f"{'-':>13}"
+        by_cpu = f"{statistics.median(s.cpu_ratios):>13.2f}x" if s.cpu_ratios else f"{'-':>14}"
         spread = f"(rounds: {', '.join(f'{r:.0f}' for r in s.rates)})"
-        print(f"{s.name:36} {statistics.median(s.rates):>9.0f} {ratio}  {spread}")
+        print(f"{s.name:36} {statistics.median(s.rates):>9.0f} {ratio} {by_cpu}  {spread}")
 
     cost, decisions, mean_length = sdk_decision_cost(rules, args.seed, max(3, args.rounds))
     print(
         f"\nSDK per decision (parse position, build the view, parse go, format the move):"
-        f" {cost:.1f} µs, median over {max(3, args.rounds)} passes of {decisions} decisions"
+        f" {cost:.1f} µs of CPU, median over {max(3, args.rounds)} passes of {decisions} decisions"
         f" (position lines of {mean_length:.0f} characters on average)"
     )
     ten, eleven = deadwood_cost(args.seed, 20_000, 3)
-    print(f"deadwood of 10 cards: {ten:.2f} µs; knock_options of 11 cards: {eleven:.2f} µs")
+    print(
+        f"deadwood of 10 cards: {ten:.2f} µs of CPU; knock_options of 11 cards: {eleven:.2f} µs"
+    )
 
     rows = other_rows(rules, args.seed, budget)
     base = rows[0].rate

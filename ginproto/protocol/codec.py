@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from ginproto.cards import Card
+from ginproto.cards import Card, card_index
 from ginproto.game import Entry, GameEnd, GameView
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
@@ -182,7 +182,7 @@ def _parse_position(tokens: Sequence[str]) -> Position:
         raise ValueError(f"{SEATS} must name players below {players}")
     cards = _cards(fields.need(CARDS), CARDS)
     pile = _cards(fields.need(PILE), PILE)
-    if len(set(cards) | set(pile)) != len(cards) + len(pile):
+    if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
         raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
     totals = _same(SCORES, fields.need(SCORES), _parse_scores)
     closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
