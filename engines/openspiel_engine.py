@@ -14,9 +14,10 @@ OpenSpiel has already ended (its cap of 50 upcard draws). Each replacement is lo
 as an ``info`` line. docs/OPENSPIEL.md lists every rule that differs.
 
 Run it as ``ginref match "openspiel:simple" simple`` (OpenSpiel's ``SimpleGinRummyBot``), or
-``python -m engines.openspiel_engine BOT`` where BOT is ``simple``, ``random`` (OpenSpiel's
-uniform random bot) or ``MODULE:FUNCTION``, a function ``f(game, player, seed)`` that returns a
-``pyspiel.Bot`` or a callable ``policy(state) -> action``. In Python, subclass
+``python -m engines.openspiel_engine BOT`` (or ``gin-openspiel BOT``) where BOT is ``simple``,
+``random`` (OpenSpiel's uniform random bot) or ``MODULE:FUNCTION`` (``FILE.py:FUNCTION``), a
+function ``f(game, player, seed)`` that returns a ``pyspiel.Bot`` or a callable
+``policy(state) -> action`` (``examples/openspiel_policy.py``). In Python, subclass
 ``OpenSpielEngine`` and override ``make_bot``. Option ``Seed`` seeds the cards dealt to fill
 the unknown and the bot's own seed: a given seed plays a given position the same way.
 
@@ -27,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ginproto import openspiel as osp
@@ -231,10 +234,20 @@ def _load_factory(spec: str) -> tuple[str, BotFactory]:
         return BOTS[spec]
     module, sep, attr = spec.partition(":")
     if not sep or not module or not attr:
-        raise SystemExit(f"unknown bot {spec!r}: give {', '.join(BOTS)} or MODULE:FUNCTION")
+        raise SystemExit(
+            f"unknown bot {spec!r}: give {', '.join(BOTS)}, MODULE:FUNCTION or FILE.py:FUNCTION"
+        )
     try:
-        factory = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
+        if module.endswith(".py"):
+            found = importlib.util.spec_from_file_location(Path(module).stem, module)
+            if found is None or found.loader is None:
+                raise ImportError(f"cannot load {module}")
+            loaded = importlib.util.module_from_spec(found)
+            found.loader.exec_module(loaded)
+        else:
+            loaded = importlib.import_module(module)
+        factory = getattr(loaded, attr)
+    except (ImportError, AttributeError, OSError) as exc:
         raise SystemExit(f"cannot load the bot {spec!r}: {exc}") from None
     return f"OpenSpiel {spec}", factory
 
