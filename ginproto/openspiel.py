@@ -25,7 +25,6 @@ and ``ginproto.melds`` alone.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Iterable, Sequence
@@ -483,25 +482,28 @@ def record_hands(record: GameRecord) -> list[tuple[Hand, tuple[int, int]]]:
     return hands
 
 
-def export_lines(record: GameRecord, number: int) -> list[str]:
-    """The JSON lines of ``ginref replay --openspiel``: one per hand of game ``number``.
+def export_hands(record: GameRecord, number: int) -> list[dict[str, Any]]:
+    """The objects of ``ginref replay --openspiel``, one per hand of game ``number``, each
+    written as one JSON line (docs/OPENSPIEL.md).
 
-    Each object has ``game`` and ``hand`` (numbered from 1), ``game_string`` (for
+    Each has ``game`` and ``hand`` (numbered from 1), ``game_string`` (for
     ``pyspiel.load_game``), ``players`` (the player numbers of OpenSpiel's players 0 and 1),
     ``actions`` (from the first deal action), ``returns`` (our points, as OpenSpiel's returns
-    for its players 0 and 1) and ``differences`` (docs/OPENSPIEL.md).
+    for its players 0 and 1) and ``differences``. Raises ``ReplayError`` where the record
+    breaks a rule.
     """
-    lines = []
+    out: list[dict[str, Any]] = []
     for i, (hand, seats) in enumerate(record_hands(record), start=1):
         export = hand_actions(hand)
-        obj = {
-            "game": number,
-            "hand": i,
-            "game_string": export.params.game_string,
-            "players": [seats[export.players[0]], seats[export.players[1]]],
-            "actions": list(export.actions),
-            "returns": list(export.returns),
-            "differences": list(export.differences),
-        }
-        lines.append(json.dumps(obj, separators=(",", ":")))
-    return lines
+        out.append(
+            {
+                "game": number,
+                "hand": i,
+                "game_string": export.params.game_string,
+                "players": [seats[export.players[0]], seats[export.players[1]]],
+                "actions": list(export.actions),
+                "returns": list(export.returns),
+                "differences": list(export.differences),
+            }
+        )
+    return out

@@ -12,6 +12,7 @@ import logging
 import os
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -270,9 +271,8 @@ def test_the_adapter_decides_as_pyspiel_does_on_1000_positions(
 # -- the export, replayed through pyspiel ----------------------------------------------------
 
 
-def _replay_export(spiel: Any, line: str, counts: Counter[str]) -> None:
+def _replay_export(spiel: Any, obj: dict[str, Any], counts: Counter[str]) -> None:
     """Replay one exported hand; assert it agrees with OpenSpiel but for its differences."""
-    obj = json.loads(line)
     differences = set(obj["differences"])
     state = spiel.load_game(obj["game_string"]).new_initial_state()
     for action in obj["actions"]:
@@ -311,15 +311,15 @@ def test_exported_hands_replay_through_pyspiel(spiel: Any, variant: Variant) -> 
         text = _play([SimpleEngine(), KnockerPlayer(number)], rules, f"export-{number}")
         text += _play([SimpleEngine(), SimpleEngine()], rules, f"export-simple-{number}")
         for record in loads(text):
-            for line in osp.export_lines(record, number + 1):
-                _replay_export(spiel, line, counts)
+            for obj in osp.export_hands(record, number + 1):
+                _replay_export(spiel, json.loads(json.dumps(obj)), counts)
     assert counts["agree"] >= 50, counts
 
 
-def test_an_export_line_carries_the_game_the_players_and_the_actions() -> None:
+def test_an_exported_hand_carries_the_game_the_players_and_the_actions() -> None:
     text = _play([SimpleEngine(), RandomPlayer(2)], Rules(target=30), "line")
-    lines = osp.export_lines(loads(text)[0], 7)
-    first = json.loads(lines[0])
+    hands = osp.export_hands(loads(text)[0], 7)
+    first = hands[0]
     assert set(first) == {
         "game",
         "hand",
@@ -332,7 +332,7 @@ def test_an_export_line_carries_the_game_the_players_and_the_actions() -> None:
     assert (first["game"], first["hand"]) == (7, 1)
     assert sorted(first["players"]) == [0, 1]
     assert sorted(first["actions"][:21]) == sorted(set(first["actions"][:21]))
-    assert [json.loads(line)["hand"] for line in lines] == list(range(1, len(lines) + 1))
+    assert [h["hand"] for h in hands] == list(range(1, len(hands) + 1))
 
 
 # -- each documented difference, shown in pyspiel ------------------------------------------
@@ -481,3 +481,16 @@ def test_the_openspiel_engine_plays_200_games_without_a_fault(spiel: Any, varian
         assert log.fault is None, log.fault
         record = record_from_log(log, [EngineInfo(name="a"), EngineInfo(name="b")])
         assert not verify_game(loads(write_game(record))[0])
+
+
+def test_a_policy_from_a_file_plays_whole_games(spiel: Any) -> None:
+    from engines.openspiel_engine import _load_factory
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "openspiel_policy.py"
+    name, factory = _load_factory(f"{example}:eager")
+    assert name.startswith("OpenSpiel")
+    for seed in range(3):
+        log = play_game(Rules(), [OpenSpielEngine(factory, name), SimpleEngine()], seed)
+        assert log.fault is None and log.game.is_over
+    with pytest.raises(SystemExit, match="unknown bot"):
+        _load_factory("nosuch")
