@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import random
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -494,3 +495,48 @@ def test_a_policy_from_a_file_plays_whole_games(spiel: Any) -> None:
         assert log.fault is None and log.game.is_over
     with pytest.raises(SystemExit, match="unknown bot"):
         _load_factory("nosuch")
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_replay_openspiel_writes_one_line_per_hand_that_pyspiel_replays(
+    spiel: Any, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    record = tmp_path / "games.gin"
+    record.write_text(
+        _play([SimpleEngine(), KnockerPlayer(1)], Rules(), "cli-1")
+        + _play([SimpleEngine(), SimpleEngine()], Rules(variant=Variant.OKLAHOMA), "cli-2")
+    )
+    result = CliRunner().invoke(cli, ["replay", "--openspiel", str(record)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    hands = [json.loads(line) for line in lines]
+    assert [h["game"] for h in hands] == sorted(h["game"] for h in hands)
+    assert {h["game"] for h in hands} == {1, 2} and len(hands) > 4
+    counts: Counter[str] = Counter()
+    for hand in hands:
+        _replay_export(spiel, hand, counts)
+    assert counts["agree"] > 0
+    only = CliRunner().invoke(cli, ["replay", "--openspiel", "-g", "2", "-n", "1", str(record)])
+    assert only.exit_code == 0 and [json.loads(x) for x in only.output.splitlines()] == [
+        h for h in hands if (h["game"], h["hand"]) == (2, 1)
+    ]
+
+
+def test_replay_openspiel_refuses_a_bad_record_and_a_second_mode(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    record = tmp_path / "games.gin"
+    text = _play([SimpleEngine(), SimpleEngine()], Rules(), "cli-bad")
+    record.write_text(re.sub(r"^(\d) discard \S+", r"\1 discard Zz", text, count=1, flags=re.M))
+    bad = CliRunner().invoke(cli, ["replay", "--openspiel", str(record)])
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
+    both = CliRunner().invoke(cli, ["replay", "--openspiel", "--json", str(record)])
+    assert both.exit_code == 2 and "choose one of" in both.output
