@@ -280,12 +280,12 @@ def hand_actions(hand: Hand) -> HandExport:
     players = (1 - hand.dealer, hand.dealer)
     result = hand.result
     returns = (0, 0)
+    if result is not None and result.winner is not None:
+        sign = 1 if players[0] == result.winner else -1
+        returns = (sign * result.points, -sign * result.points)
     if result is None:
         out.notes.append(UNFINISHED)
     elif not out.terminal:
-        if result.winner is not None:
-            sign = 1 if players[0] == result.winner else -1
-            returns = (sign * result.points, -sign * result.points)
         if result.multiplier != 1:
             out.notes.append(SPADE_DOUBLE)
         if result.outcome is Outcome.DRAW:
@@ -295,9 +295,6 @@ def hand_actions(hand: Hand) -> HandExport:
                 out.actions.append(PASS)  # at the wall: do not knock
         else:
             _showdown(hand, history[-1], out)
-    elif result.winner is not None:
-        sign = 1 if players[0] == result.winner else -1
-        returns = (sign * result.points, -sign * result.points)
     return HandExport(params, players, tuple(out.actions), returns, tuple(dict.fromkeys(out.notes)))
 
 
