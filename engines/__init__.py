@@ -8,7 +8,8 @@ with ``python -m engines.random_engine`` (or the installed ``gin-random`` comman
 it is looked up, with the Python interpreter running at that moment, so it is always the
 interpreter (and virtual environment) of the caller. Engines in other languages are listed in
 ``_SCRIPTS`` with their interpreter; ``js-simple`` (``engines/simple.js``) is written from
-spec/PROTOCOL.md alone and runs under ``node``.
+spec/PROTOCOL.md alone and runs under ``node``. ``openspiel:simple`` is OpenSpiel's
+``SimpleGinRummyBot`` through the adapter ``engines/openspiel_engine.py`` (docs/OPENSPIEL.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ _MODULES: dict[str, str] = {
     "simple": "engines.simple_engine",
     "expert": "engines.expert_engine",
 }
+
+_MODULE_ARGS: dict[str, tuple[str, ...]] = {
+    "openspiel:simple": ("engines.openspiel_engine", "simple"),
+}
+"""Python engines started with arguments: short name -> (module, arguments...). The OpenSpiel
+engine needs the ``openspiel`` extra (``pyspiel``)."""
 
 _HERE = Path(__file__).resolve().parent
 
@@ -38,14 +45,18 @@ class _Builtin(Mapping[str, list[str]]):
         if name in _SCRIPTS:
             interpreter, script = _SCRIPTS[name]
             return [interpreter, str(_HERE / script)]
+        if name in _MODULE_ARGS:
+            module, *args = _MODULE_ARGS[name]
+            return [sys.executable, "-m", module, *args]
         return [sys.executable, "-m", _MODULES[name]]
 
     def __iter__(self) -> Iterator[str]:
         yield from _MODULES
         yield from _SCRIPTS
+        yield from _MODULE_ARGS
 
     def __len__(self) -> int:
-        return len(_MODULES) + len(_SCRIPTS)
+        return len(_MODULES) + len(_SCRIPTS) + len(_MODULE_ARGS)
 
     def __repr__(self) -> str:
         return f"BUILTIN({', '.join(self)})"

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, Any
 
 import click
 
+from ginproto.openspiel import export_hands
 from ginproto.record import (
     GameRecord,
     HandStart,
@@ -55,6 +56,12 @@ def _wrong(file: str, number: int) -> str:
     "--verify", is_flag=True, help="Re-run every move, check every line; exit 1 at a wrong one."
 )
 @click.option("--json", "as_json", is_flag=True, help="Write JSON lines, one object per hand.")
+@click.option(
+    "--openspiel",
+    is_flag=True,
+    help="Write each hand as an OpenSpiel gin_rummy action sequence, one JSON line per hand"
+    " (docs/OPENSPIEL.md).",
+)
 @click.option("-g", "--game", "game_no", type=click.IntRange(min=1), help="Only game N (from 1).")
 @click.option(
     "-n", "--hand", "hand_no", type=click.IntRange(min=1), help="Only hand N of each game."
@@ -77,6 +84,7 @@ def replay(
     file: str,
     verify: bool,
     as_json: bool,
+    openspiel: bool,
     game_no: int | None,
     hand_no: int | None,
     step: bool,
@@ -88,8 +96,8 @@ def replay(
     The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
     otherwise exit 1 naming the first wrong line as FILE:LINE and why.
     """
-    if sum((verify, as_json, step, html_out is not None)) > 1:
-        raise click.UsageError("choose one of --verify, --json, --step and --html")
+    if sum((verify, as_json, openspiel, step, html_out is not None)) > 1:
+        raise click.UsageError("choose one of --verify, --json, --openspiel, --step and --html")
     if html_out is not None and hand_no is not None:
         raise click.UsageError("--html shows every hand; link one as OUT.html#g1h3 instead")
     if step and file == "-":
@@ -99,6 +107,8 @@ def replay(
             _verify(file, game_no)
         elif as_json:
             _json(file, game_no, hand_no)
+        elif openspiel:
+            _json(file, game_no, hand_no, export_hands)
         elif html_out is not None:
             _html(file, game_no, html_out)
         else:
@@ -149,13 +159,18 @@ def _verify(file: str, game_no: int | None) -> None:
     )
 
 
-def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
+def _json(
+    file: str,
+    game_no: int | None,
+    hand_no: int | None,
+    hands: Callable[[GameRecord, int], Iterable[dict[str, Any]]] = json_hands,
+) -> None:
     out = sys.stdout
     for number, record in _selected(file, game_no):
         errors = verify_game(record)
         if errors:
             _fail_on(errors, _wrong(file, number))
-        for obj in json_hands(record, number):
+        for obj in hands(record, number):
             if hand_no is None or obj["hand"] == hand_no:
                 out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
