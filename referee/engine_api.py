@@ -116,6 +116,12 @@ class Engine:
         return dict(self._player.spec.options)
 
     @property
+    def pid(self) -> int | None:
+        """Its process id (the sandbox's, when it runs in one), or None when not running."""
+        process = self._player.process
+        return None if process is None else process.pid
+
+    @property
     def alive(self) -> bool:
         """Whether its process is running (it is restarted by the next ``decide`` if not)."""
         return self._player.alive
