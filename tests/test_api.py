@@ -227,9 +227,8 @@ def test_an_unknown_engine_name_is_a_clear_error_and_leaves_nothing(tmp_path: Pa
     with pytest.raises(EngineNotReady, match="did you mean 'simple'"):
         play_match(["simpel", "random"], games=2, record=record)
     assert not record.exists()  # the file made for the sandbox to hide is removed again
-    with pytest.raises(EngineNotReady, match="did you mean 'random'"):
-        with Engine.popen("randon"):
-            pass  # pragma: no cover - never reached
+    with pytest.raises(EngineNotReady, match="did you mean 'random'"), Engine.popen("randon"):
+        pass  # pragma: no cover - never reached
     with pytest.raises(EngineNotReady, match="declares no such option"):
         play_match(["simple", "random"], games=2, options={"Sede": 1})
     assert children() <= before
