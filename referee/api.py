@@ -453,4 +453,3 @@ def _backend(cfg: TournamentConfig, context: JobContext, stack: ExitStack) -> Ba
     backend = DaskBackend(cluster, context)
     backend.check_engines()
     return backend
-

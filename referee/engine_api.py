@@ -177,4 +177,3 @@ def option_text(value: OptionValue) -> str:
 def option_pairs(options: Mapping[str, OptionValue]) -> tuple[tuple[str, str], ...]:
     """Options as ``(name, value text)`` pairs, in the order given."""
     return tuple((k, option_text(v)) for k, v in options.items())
-

@@ -9,8 +9,10 @@ whose moves the rules engine accepts, and the errors a user meets first.
 from __future__ import annotations
 
 import asyncio
+import doctest
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,9 +107,25 @@ def test_a_match_gives_its_games_standings_and_elo_as_the_cli_does(tmp_path: Pat
     assert report.ok and report.games == 4
     # The same match on the command line prints the same figures.
     cli = subprocess.run(
-        [*GINREF, "match", "simple", "simple", "--name", "1=A", "--games", "4", "--seed", "7",
-         "--duplicate", "--json", "--quiet"],
-        capture_output=True, text=True, timeout=300, check=True,
+        [
+            *GINREF,
+            "match",
+            "simple",
+            "simple",
+            "--name",
+            "1=A",
+            "--games",
+            "4",
+            "--seed",
+            "7",
+            "--duplicate",
+            "--json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     assert json.loads(cli.stdout) == result.to_json()
     assert result.to_json() is not result.to_json()  # a new dict each time
@@ -152,7 +170,10 @@ def test_a_tournament_returns_the_standings_the_cli_shows(tmp_path: Path) -> Non
     # The command line resumes it, finds it finished, and shows the same standings.
     cli = subprocess.run(
         [*GINREF, "tournament", "--resume", str(out), "--json", "--quiet"],
-        capture_output=True, text=True, timeout=300, check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     shown = json.loads(cli.stdout)
     assert shown.pop("tournament")["complete"] is True
@@ -261,3 +282,17 @@ def test_a_tournament_that_would_overwrite_another_is_refused(tmp_path: Path) ->
         play_tournament(config, output=tmp_path)
     with pytest.raises(referee.ConfigError, match="output"):
         play_tournament(config)
+
+
+def test_the_api_page_examples_run_as_doctests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "API.md").read_text()
+    examples = re.findall(r"^```pycon\n(.*?)^```", page, re.S | re.M)
+    assert len(examples) >= 4
+    for body in examples:
+        test = doctest.DocTestParser().get_doctest(body, {}, "API.md", "docs/API.md", 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test)
+        assert runner.failures == 0, body
