@@ -138,6 +138,25 @@ def test_a_match_json_has_no_infinity_where_the_result_has_one() -> None:
     assert result.to_json()["head_to_head"]["elo"] == {"elo": None, "lo": None, "hi": None}
 
 
+def test_a_three_player_match_has_no_two_engine_figures() -> None:
+    result = play_match(["simple", "random", "simple"], games=3, seed=2, tc="inf")
+    assert str(result.variant) == "threehanded"
+    assert len(result.games) == 3 and len(result.standings) == 3
+    assert sorted(result.games[0].engines) == [0, 1, 2]
+    assert {g.engines for g in result.games} == {(0, 1, 2), (1, 2, 0), (2, 0, 1)}
+    assert result.elo is None and result.los is None and result.net_points_per_hand is None
+    assert sum(s.wins for s in result.standings) + result.standings[0].draws == 3
+    assert "head_to_head" not in result.to_json()
+
+
+def test_an_sprt_stops_the_match_and_says_why() -> None:
+    result = play_match(["simple", "random"], games=200, seed=1, sprt=(0, 300, 0.05, 0.05))
+    assert result.stopped_early and result.sprt is not None
+    assert result.sprt.state == "H1" and result.sprt.llr >= result.sprt.upper
+    assert len(result.games) == result.standings[0].games < 200
+    assert result.to_json()["sprt"]["state"] == "H1"
+
+
 def test_the_async_flavour_runs_the_same_match() -> None:
     async def main() -> MatchResult:
         return await play_match_async(["simple", "simple"], games=2, seed=3)
