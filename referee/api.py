@@ -169,7 +169,7 @@ class MatchResult:
     stopped_early: bool
     """True when the SPRT decided before every game was played."""
     table: str = field(repr=False)
-    """The result block, as ``ginref match`` prints it."""
+    """The result block and the standings table, as ``ginref match`` prints them."""
     _json: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
 
     def to_json(self) -> dict[str, Any]:
