@@ -63,7 +63,7 @@ def test_every_documented_name_is_importable_from_the_package() -> None:
 def test_a_match_gives_its_games_standings_and_elo_as_the_cli_does(tmp_path: Path) -> None:
     record = tmp_path / "games.gin"
     seen: list[GameOutcome] = []
-    engines = [EngineSpec.parse("simple", name="A"), "simple"]
+    engines: list[str | EngineSpec] = [EngineSpec.parse("simple", name="A"), "simple"]
     result = play_match(
         engines, games=4, seed=7, duplicate=True, record=record, on_game=seen.append
     )
