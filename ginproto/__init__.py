@@ -1,31 +1,162 @@
 """ginproto: the rules core, protocol codec, game records and engine SDK for Gin Rummy bots.
 
-The names below are the stable API, importable from ``ginproto`` itself; the README's "Stable
-API" section says what each is for. They keep their meaning within a major version. Everything
-else (the submodules' other names) may change. The protocol codec (``ginproto.protocol``) and
-the engine SDK (``ginproto.sdk``) are stable too, imported as modules.
+The names below are the stable API, importable from ``ginproto`` itself; docs/API.md says what
+each is for. They keep their meaning within a major version. Everything else (the submodules'
+other names) is private and may change. The protocol codec (``ginproto.protocol``) and the
+engine SDK (``ginproto.sdk``) are stable too, imported as modules.
+
+Each name is imported from its module on first use, so ``import ginproto`` (which every engine
+written with the SDK does) loads only what is used.
 """
 
-from ginproto.cards import DECK, Card, CardError, format_cards, parse_cards, shuffled_deck
-from ginproto.game import Entry, Game, GameEnd, GameView, Roles
-from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Outcome, Phase, Turn
-from ginproto.melds import Arrangement, Meld, MeldError, MeldKind, best_melds, deadwood, is_meld
-from ginproto.moves import Move, MoveError, MoveKind
-from ginproto.record import (
-    EngineInfo,
-    GameRecord,
-    RecordError,
-    append_game,
-    dumps,
-    loads,
-    read_games,
-    record_from_log,
-    write_game,
-)
-from ginproto.replay import ReplayError, replay_game, verify_file, verify_game
-from ginproto.rules import Rules, RulesError, Variant
-from ginproto.table import Decision, GameLog, play_game
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ginproto.version import __version__
+
+if TYPE_CHECKING:
+    from ginproto.cards import (
+        DECK,
+        Card,
+        CardError,
+        format_cards,
+        parse_cards,
+        shuffled_deck,
+    )
+    from ginproto.game import (
+        Entry,
+        Game,
+        GameEnd,
+        GameView,
+        Roles,
+    )
+    from ginproto.hand import (
+        Hand,
+        HandResult,
+        HandView,
+        IllegalMoveError,
+        Outcome,
+        Phase,
+        Turn,
+    )
+    from ginproto.melds import (
+        Arrangement,
+        Meld,
+        MeldError,
+        MeldKind,
+        best_melds,
+        deadwood,
+        is_meld,
+    )
+    from ginproto.moves import (
+        Move,
+        MoveError,
+        MoveKind,
+    )
+    from ginproto.record import (
+        EngineInfo,
+        GameRecord,
+        RecordError,
+        append_game,
+        dumps,
+        loads,
+        read_games,
+        record_from_log,
+        write_game,
+    )
+    from ginproto.replay import (
+        ReplayError,
+        replay_game,
+        verify_file,
+        verify_game,
+    )
+    from ginproto.rules import (
+        Rules,
+        RulesError,
+        Variant,
+    )
+    from ginproto.table import (
+        Decision,
+        Fault,
+        FaultKind,
+        GameLog,
+        PlayerFault,
+        play_game,
+    )
+
+_WHERE = {
+    "ginproto.cards": (
+        "Card",
+        "CardError",
+        "DECK",
+        "format_cards",
+        "parse_cards",
+        "shuffled_deck",
+    ),
+    "ginproto.game": (
+        "Entry",
+        "Game",
+        "GameEnd",
+        "GameView",
+        "Roles",
+    ),
+    "ginproto.hand": (
+        "Hand",
+        "HandResult",
+        "HandView",
+        "IllegalMoveError",
+        "Outcome",
+        "Phase",
+        "Turn",
+    ),
+    "ginproto.melds": (
+        "Arrangement",
+        "Meld",
+        "MeldError",
+        "MeldKind",
+        "best_melds",
+        "deadwood",
+        "is_meld",
+    ),
+    "ginproto.moves": (
+        "Move",
+        "MoveError",
+        "MoveKind",
+    ),
+    "ginproto.record": (
+        "EngineInfo",
+        "GameRecord",
+        "RecordError",
+        "append_game",
+        "dumps",
+        "loads",
+        "read_games",
+        "record_from_log",
+        "write_game",
+    ),
+    "ginproto.replay": (
+        "ReplayError",
+        "replay_game",
+        "verify_file",
+        "verify_game",
+    ),
+    "ginproto.rules": (
+        "Rules",
+        "RulesError",
+        "Variant",
+    ),
+    "ginproto.table": (
+        "Decision",
+        "Fault",
+        "FaultKind",
+        "GameLog",
+        "PlayerFault",
+        "play_game",
+    ),
+}
+_MODULE = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
     "DECK",
@@ -35,6 +166,8 @@ __all__ = [
     "Decision",
     "EngineInfo",
     "Entry",
+    "Fault",
+    "FaultKind",
     "Game",
     "GameEnd",
     "GameLog",
@@ -52,6 +185,7 @@ __all__ = [
     "MoveKind",
     "Outcome",
     "Phase",
+    "PlayerFault",
     "RecordError",
     "ReplayError",
     "Roles",
@@ -77,3 +211,18 @@ __all__ = [
     "verify_game",
     "write_game",
 ]
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and catch a misspelt name
+
+    def __getattr__(name: str) -> Any:
+        module = _MODULE.get(name)
+        if module is None:
+            raise AttributeError(f"module 'ginproto' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

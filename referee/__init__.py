@@ -1,1 +1,112 @@
-"""The referee: runs untrusted Gin Rummy engines, enforces the rules and keeps the score."""
+"""The referee: runs untrusted Gin Rummy engines, enforces the rules and keeps the score.
+
+The names below are its Python API (docs/API.md), importable from ``referee`` itself:
+``play_match`` and ``play_tournament`` run what ``ginref match`` and ``ginref tournament``
+run and return the results; ``Engine.popen`` drives one engine process from your own code.
+They keep their meaning within a major version; every other module and name of the package
+is private and may change. Each name is imported on first use, so ``import referee`` costs
+nothing until then.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from referee.api import (
+        EngineStanding,
+        GameOutcome,
+        MatchResult,
+        SprtResult,
+        play_match,
+        play_match_async,
+        play_tournament,
+        play_tournament_async,
+    )
+    from referee.clock import TimeControl, TimeControlError
+    from referee.engine import EngineId, EngineSpec, EngineSpecError
+    from referee.engine_api import Engine
+    from referee.preflight import EngineNotReady
+    from referee.sandbox import SandboxError, SandboxMode
+    from referee.stats import EloInterval, MeanInterval, PairStats
+    from referee.store import StoreError
+    from referee.tournament import (
+        ConfigError,
+        EngineEntry,
+        TournamentConfig,
+        TournamentStandings,
+        load_config,
+    )
+
+_WHERE = {
+    "referee.api": (
+        "EngineStanding",
+        "GameOutcome",
+        "MatchResult",
+        "SprtResult",
+        "play_match",
+        "play_match_async",
+        "play_tournament",
+        "play_tournament_async",
+    ),
+    "referee.clock": ("TimeControl", "TimeControlError"),
+    "referee.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
+    "referee.engine_api": ("Engine",),
+    "referee.preflight": ("EngineNotReady",),
+    "referee.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.stats": ("EloInterval", "MeanInterval", "PairStats"),
+    "referee.store": ("StoreError",),
+    "referee.tournament": (
+        "ConfigError",
+        "EngineEntry",
+        "TournamentConfig",
+        "TournamentStandings",
+        "load_config",
+    ),
+}
+_MODULE = {name: module for module, names in _WHERE.items() for name in names}
+
+__all__ = [
+    "ConfigError",
+    "EloInterval",
+    "Engine",
+    "EngineEntry",
+    "EngineId",
+    "EngineNotReady",
+    "EngineSpec",
+    "EngineSpecError",
+    "EngineStanding",
+    "GameOutcome",
+    "MatchResult",
+    "MeanInterval",
+    "PairStats",
+    "SandboxError",
+    "SandboxMode",
+    "SprtResult",
+    "StoreError",
+    "TimeControl",
+    "TimeControlError",
+    "TournamentConfig",
+    "TournamentStandings",
+    "load_config",
+    "play_match",
+    "play_match_async",
+    "play_tournament",
+    "play_tournament_async",
+]
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and catch a misspelt name
+
+    def __getattr__(name: str) -> Any:
+        module = _MODULE.get(name)
+        if module is None:
+            raise AttributeError(f"module 'referee' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -17,13 +17,14 @@ import multiprocessing.queues
 import os
 import pickle
 import queue
+import secrets
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from typing import Protocol, overload
+from typing import Any, Final, Protocol, overload
 
 from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
@@ -33,7 +34,7 @@ from referee.clock import TimeControl
 from referee.engine import EngineSpec
 from referee.jobs import GameJob as GameJob  # part of this module's API
 from referee.preflight import preflight
-from referee.report import Standings, summarize
+from referee.report import Standings, finite_json, summarize
 from referee.seats import DebugLog, EngineSeats
 from referee.stats import SPRT
 
@@ -435,6 +436,20 @@ def _die_with_parent() -> None:
 # A match between engine processes
 
 
+SEED_BITS: Final = 128
+"""The entropy of a random seed: enough that no one can guess it or try every one."""
+
+
+def random_seed() -> int:
+    """A seed for a run given none: ``SEED_BITS`` random bits from the system's secure source.
+
+    The seed decides every deck, so a guessable one would let an engine know every card; the
+    seed becomes a deck through SHA-256 of its full decimal text (``ginproto.cards``), so all
+    its bits count.
+    """
+    return secrets.randbits(SEED_BITS)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchConfig:
     """Everything ``ginref match`` was asked for."""
@@ -460,6 +475,26 @@ class MatchResult:
     played: int
     sprt: SPRT | None
     stopped_early: bool
+
+
+def sprt_json(sprt: SPRT | None) -> dict[str, Any] | None:
+    """The SPRT's state as ``--json`` gives it: its log-likelihood ratio, bounds and verdict."""
+    if sprt is None:
+        return None
+    return {"llr": sprt.llr, "lower": sprt.lower, "upper": sprt.upper, "state": sprt.state}
+
+
+def match_json(config: MatchConfig, result: MatchResult) -> dict[str, Any]:
+    """The figures of ``ginref match --json``, built once for the command line and the Python
+    API alike: the standings' JSON, the seed, the variant, the SPRT and whether the match
+    stopped early. It has no infinities (``referee.report.finite_json``)."""
+    out = result.standings.to_json()
+    out["seed"] = config.seed
+    out["variant"] = str(config.rules.variant)
+    out["sprt"] = sprt_json(result.sprt)
+    out["stopped_early"] = result.stopped_early
+    json: dict[str, Any] = finite_json(out)
+    return json
 
 
 def _named(exc: OSError, path: str | None) -> OSError:

@@ -90,7 +90,8 @@ def test_the_readme_is_read_as_this_test_expects() -> None:
     assert 'ginref check "python3 randombot.py"' in cmds
     assert list(saved_files(text)) == ["randombot.py"]
     assert "mybot.py" not in text  # the bot has one name throughout
-    assert sum(1 for lang, _, _ in blocks(text) if lang == "pycon") >= 1
+    assert sum(1 for lang, _, _ in blocks(text) if lang == "pycon") >= 2
+    assert any(lang == "pycon" and "play_match(" in body for lang, body, _ in blocks(text))
 
 
 def test_the_library_examples_run_as_doctests() -> None:

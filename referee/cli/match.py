@@ -33,10 +33,19 @@ from referee.cli.options import (
 from referee.clock import TimeControl, TimeControlError
 from referee.dask_backend import DaskError
 from referee.engine import EngineSpec
-from referee.match import JobRunner, MatchConfig, Played, engine_names, run_jobs, run_match
+from referee.match import (
+    JobRunner,
+    MatchConfig,
+    Played,
+    engine_names,
+    match_json,
+    run_jobs,
+    run_match,
+    sprt_json,
+)
 from referee.preflight import EngineNotReady
 from referee.progress import Progress
-from referee.report import Standings, finite_json
+from referee.report import Standings
 from referee.stats import SPRT
 
 if TYPE_CHECKING:
@@ -275,18 +284,10 @@ def match(
         progress.close()
     if html_out is not None:
         _write_report(records, html_out, display, config)
-    out = result.standings.to_json() if as_json else None
-    sprt_state = None
-    if result.sprt is not None:
-        s = result.sprt
-        sprt_state = {"llr": s.llr, "lower": s.lower, "upper": s.upper, "state": s.state}
-    if out is not None:
-        out["seed"] = config.seed
-        out["variant"] = str(rules.variant)
-        out["sprt"] = sprt_state
-        out["stopped_early"] = result.stopped_early
-        click.echo(json.dumps(finite_json(out), indent=2, allow_nan=False))
+    if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
+        click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
         return
+    sprt_state = sprt_json(result.sprt)
     for line in result.standings.lines():
         click.echo(line)
     if sprt_state is not None:

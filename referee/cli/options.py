@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import math
-import os
-import secrets
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, RulesError
+from referee import outputs
 from referee.clock import DEFAULT_MARGIN, TimeControlError, duration
 from referee.engine import EngineSpec, EngineSpecError
-from referee.sandbox import Limits, Policy, SandboxError, SandboxMode, start_warnings, support
+from referee.match import random_seed as random_seed
+from referee.outputs import remove_if_empty as remove_if_empty
+from referee.sandbox import Limits, SandboxError, SandboxMode, start_warnings
 
 if TYPE_CHECKING:
     from referee.dask_backend import DaskCluster
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-SEED_BITS: Final = 128
-"""The entropy of a random seed: enough that no one can guess it or try every one."""
 
 
 def _margin(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
@@ -131,16 +127,6 @@ def seed_value(text: str) -> int | str:
     """A ``--seed``: a whole number, or any other text, which seeds just as well."""
     # Python refuses to convert more than 4300 digits; such a seed seeds as text instead.
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 4000 else text
-
-
-def random_seed() -> int:
-    """A seed for a run given none: ``SEED_BITS`` random bits from the system's secure source.
-
-    The seed decides every deck, so a guessable one would let an engine know every card; the
-    seed becomes a deck through SHA-256 of its full decimal text (``ginproto.cards``), so all
-    its bits count.
-    """
-    return secrets.randbits(SEED_BITS)
 
 
 def dask_option(help_text: str) -> Callable[[F], F]:
@@ -272,34 +258,11 @@ def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
 
 
 def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = ()) -> list[str]:
-    """Create the referee's output files (empty, if new) and folders before any engine
-    starts, so that the sandbox can cover them up; their absolute paths."""
-    out = []
+    """``referee.outputs.reserve_paths``, a failure being a clear message (exit 1)."""
     try:
-        for folder in folders:
-            if folder:
-                os.makedirs(folder, exist_ok=True)
-                out.append(os.path.abspath(folder))
-        for path in paths:
-            if path:
-                if not os.path.lexists(path):
-                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-                out.append(os.path.abspath(path))
+        return outputs.reserve_paths(paths, folders)
     except OSError as exc:
-        raise click.ClickException(
-            f"the referee cannot write its own file: {exc.strerror or exc}"
-            f"{': ' + str(exc.filename) if exc.filename else ''}"
-        ) from None
-    return out
-
-
-def remove_if_empty(paths: Sequence[str]) -> None:
-    """Remove the files of ``paths`` that are still empty (made by `reserve_paths` for a run
-    that never started), so that a refused run leaves nothing behind."""
-    for path in paths:
-        with contextlib.suppress(OSError):
-            if os.path.isfile(path) and os.path.getsize(path) == 0:
-                os.unlink(path)
+        raise _cannot_write(exc) from None
 
 
 def sandboxed(
@@ -311,24 +274,18 @@ def sandboxed(
     folders: Sequence[str | None] = (),
     readable: Sequence[str] = (),
 ) -> tuple[EngineSpec, ...]:
-    """The specs with their sandbox policies. The referee's output ``files`` and
-    ``folders`` are created first when the sandbox will run, so that it can hide them;
-    ``readable`` paths are shown to every engine (read-only)."""
-    hidden: tuple[str, ...] = ()
-    if mode is not SandboxMode.OFF and support().available:
-        hidden = tuple(reserve_paths(files, folders))
-    return tuple(
-        dataclasses.replace(
-            spec,
-            sandbox=Policy(
-                mode,
-                limits[i] if limits else Limits(),
-                network,
-                hidden,
-                readable=tuple(os.path.abspath(p) for p in readable),
-            ),
-        )
-        for i, spec in enumerate(specs)
+    """``referee.outputs.sandboxed``, a failure to make an output file being a clear message
+    (exit 1)."""
+    try:
+        return outputs.sandboxed(specs, mode, limits, network, files, folders, readable)
+    except OSError as exc:
+        raise _cannot_write(exc) from None
+
+
+def _cannot_write(exc: OSError) -> click.ClickException:
+    return click.ClickException(
+        f"the referee cannot write its own file: {exc.strerror or exc}"
+        f"{': ' + str(exc.filename) if exc.filename else ''}"
     )
 
 
