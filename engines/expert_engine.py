@@ -29,14 +29,19 @@ import random
 from typing import ClassVar
 
 from engines.expert.knowledge import Knowledge
+from engines.expert.rollout import Scoring, World, play_out, play_stock, showdown, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
+from ginproto.melds import deadwood
 from ginproto.protocol import Go
 from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
+# Played-out worlds per millisecond of budget: one world plays out every candidate move once
+# (about a millisecond of work on a slow core).
+WORLDS_PER_MS = 0.6
 MAX_MOVETIME = 60_000
 
 
@@ -57,6 +62,7 @@ def effort(budget: float) -> Params:
     return Params(
         knock_samples=int(min(400, 12 + budget)),
         deep_discards=int(min(6, budget // 15)),
+        worlds=int(min(1000, budget * WORLDS_PER_MS)),
     )
 
 
@@ -87,9 +93,38 @@ class ExpertEngine(Engine):
         return Move.take() if self._wants_top(view) else Move.pass_()
 
     def draw(self, view: GameView) -> Move:
-        if view.hand.stock_only:
+        hand = view.hand
+        if hand.stock_only or not hand.pile:
             return Move.stock()
+        evaluator = self._evaluator(view)
+        if evaluator.params.worlds > 0 and evaluator.params.draw_search:
+            return self._search_draw(view, evaluator)
         return Move.pile() if self._wants_top(view) else Move.stock()
+
+    def _search_draw(self, view: GameView, evaluator: Evaluator) -> Move:
+        """Compare taking the pile's top card (then the best discard by the evaluation) with a
+        stock draw (then the greedy discard) by playing both out in the same worlds."""
+        hand = view.hand
+        cards = list(hand.cards)
+        top = hand.pile[-1]
+        with_top = [*cards, top]
+        after = evaluator.after_discards(with_top)
+        allowed = [c for c in with_top if c != top or hand.rules.discard_taken]
+        scores = evaluator.discard_scores(with_top, allowed)
+        discard = min(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        if discard == top:
+            return Move.stock()
+        scoring = self._scoring(view)
+        kept = [c for c in with_top if c != discard]
+        take_dw = after[discard]
+        take_total = stock_total = 0.0
+        for world in self._worlds(view, evaluator):
+            if take_dw <= scoring.knock_limit:
+                take_total += showdown(kept, world.opponent, scoring)
+            else:
+                take_total += play_out(kept, World(world.opponent, world.stock), discard, scoring)
+            stock_total += play_stock(cards, World(world.opponent, world.stock), top, scoring)
+        return Move.pile() if take_total > stock_total else Move.stock()
 
     def _wants_top(self, view: GameView) -> bool:
         hand = view.hand
@@ -108,6 +143,8 @@ class ExpertEngine(Engine):
         allowed = [m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
         knocks = {m.card for m in legal if m.kind is MoveKind.KNOCK and m.card is not None}
         evaluator = self._evaluator(view)
+        if evaluator.params.worlds > 0:
+            return self._search(view, evaluator, allowed, knocks)
         if knocks:
             move = self._knock(view, evaluator, knocks)
             if move is not None:
@@ -115,6 +152,62 @@ class ExpertEngine(Engine):
         scores = evaluator.discard_scores(hand.cards, allowed)
         card = min(scores, key=lambda c: (scores[c], -c.value, -c.index))
         return Move.discard(card)
+
+    @staticmethod
+    def _scoring(view: GameView) -> Scoring:
+        hand = view.hand
+        return Scoring(hand.knock_limit, hand.rules.gin_bonus, hand.rules.undercut_bonus)
+
+    @staticmethod
+    def _worlds(view: GameView, evaluator: Evaluator) -> list[World]:
+        """The sampled worlds of a decision. An opponent that has not knocked is assumed, with
+        ``no_knock_weight``, to hold more deadwood than the knock limit."""
+        params = evaluator.params
+        rng = evaluator.rng
+        limit = view.hand.knock_limit
+        hands: list[tuple[Card, ...]] = []
+        for _ in range(params.worlds):
+            sample = evaluator.k.sample(rng)
+            for _ in range(params.resample):
+                if deadwood(sample) > limit or rng.random() >= params.no_knock_weight:
+                    break
+                sample = evaluator.k.sample(rng)
+            hands.append(sample)
+        return worlds(hands, evaluator.k.unseen, rng)
+
+    def _search(
+        self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
+    ) -> Move:
+        """Compare the best few discards and the best knock by playing each out in the same
+        sampled worlds."""
+        hand = view.hand
+        cards = hand.cards
+        params = evaluator.params
+        scores = evaluator.discard_scores(cards, allowed)
+        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        candidates = ranked[: params.candidates]
+        knock: Card | None = None
+        if knocks:
+            after = evaluator.after_discards(cards)
+            knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
+            if after[knock] == 0:
+                return Move.knock(knock)
+        if len(candidates) == 1 and knock is None:
+            return Move.discard(candidates[0])
+        scoring = self._scoring(view)
+        totals = dict.fromkeys(candidates, 0.0)
+        knock_total = 0.0
+        for world in self._worlds(view, evaluator):
+            for card in candidates:
+                rest = [c for c in cards if c != card]
+                totals[card] += play_out(rest, World(world.opponent, world.stock), card, scoring)
+            if knock is not None:
+                kept = [c for c in cards if c != knock]
+                knock_total += showdown(kept, world.opponent, scoring)
+        best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        if knock is not None and knock_total >= totals[best]:
+            return Move.knock(knock)
+        return Move.discard(best)
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand
