@@ -117,10 +117,11 @@ class ExpertEngine(Engine):
         scoring = self._scoring(view)
         kept = [c for c in with_top if c != discard]
         take_dw = after[discard]
+        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
         take_total = stock_total = 0.0
         for world in self._worlds(view, evaluator):
             if take_dw <= scoring.knock_limit:
-                take_total += showdown(kept, world.opponent, scoring)
+                take_total += showdown(kept, world.opponent, hidden, scoring)
             else:
                 take_total += play_out(kept, World(world.opponent, world.stock), discard, scoring)
             stock_total += play_stock(cards, World(world.opponent, world.stock), top, scoring)
@@ -197,13 +198,14 @@ class ExpertEngine(Engine):
         scoring = self._scoring(view)
         totals = dict.fromkeys(candidates, 0.0)
         knock_total = 0.0
+        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
         for world in self._worlds(view, evaluator):
             for card in candidates:
                 rest = [c for c in cards if c != card]
                 totals[card] += play_out(rest, World(world.opponent, world.stock), card, scoring)
             if knock is not None:
                 kept = [c for c in cards if c != knock]
-                knock_total += showdown(kept, world.opponent, scoring)
+                knock_total += showdown(kept, world.opponent, hidden, scoring)
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
         if knock is not None and knock_total >= totals[best]:
             return Move.knock(knock)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ginproto.cards import Card
-from ginproto.melds import best_layoffs, best_melds, deadwood, discard_deadwoods
+from ginproto.melds import best_layoffs, deadwood, discard_deadwoods, knocker_arrangement
 
 __all__ = ["Scoring", "World", "play_out", "play_stock", "showdown", "worlds"]
 
@@ -51,10 +51,13 @@ class World:
     stock: list[Card]
 
 
-def showdown(knocker: Sequence[Card], defender: Sequence[Card], scoring: Scoring) -> int:
+def showdown(
+    knocker: Sequence[Card], defender: Sequence[Card], hidden: Sequence[Card], scoring: Scoring
+) -> int:
     """The points the knocker wins (negative: loses) when it knocks with the 10 ``knocker``
-    cards against the 10 ``defender`` cards."""
-    arrangement = best_melds(knocker)
+    cards against the 10 ``defender`` cards. ``hidden`` are the cards the knocker cannot see
+    (the defender's hand and the stock): the referee arranges the knocker's melds by them."""
+    arrangement = knocker_arrangement(knocker, hidden)
     k = arrangement.deadwood
     if k == 0:
         return best_layoffs((), defender).deadwood + scoring.gin_bonus
@@ -115,7 +118,8 @@ def play_out(
         dws[seat] = dw
         top = card
         if dw <= limit:
-            points = showdown(hand, hands[1 - seat], scoring)
+            other = hands[1 - seat]
+            points = showdown(hand, other, [*other, *stock[pos:]], scoring)
             return points if seat == 0 else -points
         seat = 1 - seat
     return 0
@@ -130,7 +134,7 @@ def play_stock(cards: Sequence[Card], world: World, top: Card, scoring: Scoring)
     card, dw = _best_discard(discard_deadwoods(hand), None)
     hand.remove(card)
     if dw <= scoring.knock_limit:
-        return showdown(hand, world.opponent, scoring)
+        return showdown(hand, world.opponent, [*world.opponent, *world.stock[1:]], scoring)
     return play_out(hand, World(world.opponent, world.stock[1:]), card, scoring)
 
 
