@@ -29,10 +29,9 @@ import random
 from typing import ClassVar
 
 from engines.expert.knowledge import Knowledge
-from engines.expert.rollout import Scoring, World, play_out, play_stock, showdown, worlds
+from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
-from ginproto.melds import deadwood
 from ginproto.protocol import Go
 from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 
@@ -93,39 +92,9 @@ class ExpertEngine(Engine):
         return Move.take() if self._wants_top(view) else Move.pass_()
 
     def draw(self, view: GameView) -> Move:
-        hand = view.hand
-        if hand.stock_only or not hand.pile:
+        if view.hand.stock_only:
             return Move.stock()
-        evaluator = self._evaluator(view)
-        if evaluator.params.worlds > 0 and evaluator.params.draw_search:
-            return self._search_draw(view, evaluator)
         return Move.pile() if self._wants_top(view) else Move.stock()
-
-    def _search_draw(self, view: GameView, evaluator: Evaluator) -> Move:
-        """Compare taking the pile's top card (then the best discard by the evaluation) with a
-        stock draw (then the greedy discard) by playing both out in the same worlds."""
-        hand = view.hand
-        cards = list(hand.cards)
-        top = hand.pile[-1]
-        with_top = [*cards, top]
-        after = evaluator.after_discards(with_top)
-        allowed = [c for c in with_top if c != top or hand.rules.discard_taken]
-        scores = evaluator.discard_scores(with_top, allowed)
-        discard = min(scores, key=lambda c: (scores[c], -c.value, -c.index))
-        if discard == top:
-            return Move.stock()
-        scoring = self._scoring(view)
-        kept = [c for c in with_top if c != discard]
-        take_dw = after[discard]
-        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
-        take_total = stock_total = 0.0
-        for world in self._worlds(view, evaluator):
-            if take_dw <= scoring.knock_limit:
-                take_total += showdown(kept, world.opponent, hidden, scoring)
-            else:
-                take_total += play_out(kept, World(world.opponent, world.stock), discard, scoring)
-            stock_total += play_stock(cards, World(world.opponent, world.stock), top, scoring)
-        return Move.pile() if take_total > stock_total else Move.stock()
 
     def _wants_top(self, view: GameView) -> bool:
         hand = view.hand
@@ -160,20 +129,11 @@ class ExpertEngine(Engine):
         return Scoring(hand.knock_limit, hand.rules.gin_bonus, hand.rules.undercut_bonus)
 
     @staticmethod
-    def _worlds(view: GameView, evaluator: Evaluator) -> list[World]:
-        """The sampled worlds of a decision. An opponent that has not knocked is assumed, with
-        ``no_knock_weight``, to hold more deadwood than the knock limit."""
-        params = evaluator.params
+    def _worlds(evaluator: Evaluator) -> list[World]:
+        """The sampled worlds of a decision: opponent hands from the inference, each with the
+        rest of the unseen cards shuffled into a stock."""
         rng = evaluator.rng
-        limit = view.hand.knock_limit
-        hands: list[tuple[Card, ...]] = []
-        for _ in range(params.worlds):
-            sample = evaluator.k.sample(rng)
-            for _ in range(params.resample):
-                if deadwood(sample) > limit or rng.random() >= params.no_knock_weight:
-                    break
-                sample = evaluator.k.sample(rng)
-            hands.append(sample)
+        hands = [evaluator.k.sample(rng) for _ in range(evaluator.params.worlds)]
         return worlds(hands, evaluator.k.unseen, rng)
 
     def _search(
@@ -199,7 +159,7 @@ class ExpertEngine(Engine):
         totals = dict.fromkeys(candidates, 0.0)
         knock_total = 0.0
         hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
-        for world in self._worlds(view, evaluator):
+        for world in self._worlds(evaluator):
             for card in candidates:
                 rest = [c for c in cards if c != card]
                 totals[card] += play_out(rest, World(world.opponent, world.stock), card, scoring)

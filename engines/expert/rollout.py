@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ginproto.cards import Card
 from ginproto.melds import best_layoffs, deadwood, discard_deadwoods, knocker_arrangement
 
-__all__ = ["Scoring", "World", "play_out", "play_stock", "showdown", "worlds"]
+__all__ = ["Scoring", "World", "play_out", "showdown", "worlds"]
 
 # A hand ends in a draw when a discard leaves this many cards in the stock (RULES.md).
 DRAW_STOCK = 2
@@ -123,19 +123,6 @@ def play_out(
             return points if seat == 0 else -points
         seat = 1 - seat
     return 0
-
-
-def play_stock(cards: Sequence[Card], world: World, top: Card, scoring: Scoring) -> int:
-    """This seat's points when it draws the world's next stock card into the 10 ``cards``
-    (``top`` stays on the pile, under its discard), discards greedily, and the hand is played
-    out from there. The world's stock is consumed from the front."""
-    drawn = world.stock[0]
-    hand = [*cards, drawn]
-    card, dw = _best_discard(discard_deadwoods(hand), None)
-    hand.remove(card)
-    if dw <= scoring.knock_limit:
-        return showdown(hand, world.opponent, [*world.opponent, *world.stock[1:]], scoring)
-    return play_out(hand, World(world.opponent, world.stock[1:]), card, scoring)
 
 
 def worlds(

@@ -55,10 +55,7 @@ class Params:
     deep_discards: int = 0  # discards also looked at two draws deep
     raw_weight: float = 0.5  # how much plain deadwood counts beside the expected deadwood
     worlds: int = 0  # sampled worlds in which candidate moves are played out (0: none)
-    candidates: int = 3  # discards (best by the evaluation) that are played out
-    draw_search: bool = True  # decide the draw by play-outs too
-    no_knock_weight: float = 0.0  # how firmly an opponent that did not knock is assumed unable to
-    resample: int = 3  # ... as the number of fresh samples tried
+    candidates: int = 1  # discards (best by the evaluation) that are played out
 
 
 def _mask(cards: Sequence[Card]) -> int:
