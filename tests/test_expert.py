@@ -148,6 +148,10 @@ def test_budget_follows_the_option_and_the_referees_clock() -> None:
     assert samples == sorted(samples) and samples[0] >= 1 and samples[-1] <= 400
     deep = [p.deep_discards for p in efforts]
     assert deep == sorted(deep) and deep[-1] <= 6
+    # Worlds played out for the knock: none without a budget, more with more time, bounded.
+    played = [p.worlds for p in efforts]
+    assert played == sorted(played) and played[0] == 0 < played[1] and played[-1] <= 1000
+    assert effort(200).worlds > effort(DEFAULT_MOVETIME).worlds > effort(10).worlds
 
 
 def _moves(seed: int, movetime: int = DEFAULT_MOVETIME) -> list[str]:
