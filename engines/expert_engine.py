@@ -9,14 +9,15 @@ probably holds nothing that melds with them), and the unseen rest. On that infer
   draw from the stock one draw later;
 - discards the card that leaves the lowest expected deadwood after the next draw, plus a cost
   for the chance that the opponent melds the discard;
-- knocks by sampling opponent hands and scoring each showdown with the referee's layoff rules,
-  when the mean score beats a threshold that falls as the stock runs out; it always goes gin
-  (big gin when the rules have it).
+- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
+  showdown now with the best discard played out to the end of the hand by a fast greedy policy
+  for both seats; it always goes gin (big gin when the rules have it). With no budget at all
+  it falls back to a threshold on the sampled showdowns alone.
 
-**Time.** Its effort is counted in work (sampled hands, candidate moves looked at two draws
-deep), never in seconds, so a seed reproduces a game move for move. The option ``Movetime``
-(ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps it
-(``budget_ms``), so the engine never plays near a timeout.
+**Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
+at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
+``Movetime`` (ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps
+it (``budget_ms``), so the engine never plays near a timeout.
 
 **Seed.** The option ``Seed`` seeds every random choice together with the position, so the
 same seed and position give the same move in process and as a program.
@@ -139,8 +140,10 @@ class ExpertEngine(Engine):
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
     ) -> Move:
-        """Compare the best few discards and the best knock by playing each out in the same
-        sampled worlds."""
+        """Compare the best discards (``Params.candidates`` of them, by the evaluation) and the
+        best knock by playing each out in the same sampled worlds. Played-out discards are
+        compared only when there are several: a few dozen worlds are too noisy to rank
+        discards the evaluation already orders, so by default only the knock is searched."""
         hand = view.hand
         cards = hand.cards
         params = evaluator.params

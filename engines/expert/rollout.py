@@ -92,8 +92,8 @@ def play_out(
     """Play the hand to its end in ``world`` and return this seat's points (negative: lost).
 
     ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
-    ``opponent_moves`` says who draws next (the opponent, normally). The world's stock is
-    consumed from the front; pass a copy to reuse it."""
+    ``opponent_moves`` says who draws next (the opponent, normally). Neither the world nor
+    ``mine`` is changed, so one world serves every candidate move."""
     hands = [list(mine), list(world.opponent)]
     dws = [deadwood(hands[0]), deadwood(hands[1])]
     stock = world.stock

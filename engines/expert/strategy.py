@@ -16,10 +16,11 @@ meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points
 expected to be better, one draw later, than the hand after a draw from the stock; both sides look
 exactly one stock draw ahead.
 
-**Knocking.** The engine samples opponent hands from the inference and plays each showdown with
-the referee's own layoff rules (``best_layoffs``): the mean score is the value of knocking now.
-It knocks when that beats a threshold that shrinks as the stock runs out (near the two-card
-draw, any positive expectation beats a drawn hand) and always goes gin.
+**Knocking.** ``knock_value`` samples opponent hands from the inference and plays each
+showdown with the referee's own layoff rules (``best_layoffs``): the mean score is the value of
+knocking now. The engine compares it with playing on in ``engines.expert.rollout``; with no
+budget for that, it knocks when the value beats a threshold that shrinks as the stock runs out
+(near the two-card draw, any positive expectation beats a drawn hand). It always goes gin.
 """
 
 from __future__ import annotations
