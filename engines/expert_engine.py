@@ -9,14 +9,15 @@ probably holds nothing that melds with them), and the unseen rest. On that infer
   draw from the stock one draw later;
 - discards the card that leaves the lowest expected deadwood after the next draw, plus a cost
   for the chance that the opponent melds the discard;
-- knocks by sampling opponent hands and scoring each showdown with the referee's layoff rules,
-  when the mean score beats a threshold that falls as the stock runs out; it always goes gin
-  (big gin when the rules have it).
+- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
+  showdown now with the best discard played out to the end of the hand by a fast greedy policy
+  for both seats; it always goes gin (big gin when the rules have it). With no budget at all
+  it falls back to a threshold on the sampled showdowns alone.
 
-**Time.** Its effort is counted in work (sampled hands, candidate moves looked at two draws
-deep), never in seconds, so a seed reproduces a game move for move. The option ``Movetime``
-(ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps it
-(``budget_ms``), so the engine never plays near a timeout.
+**Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
+at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
+``Movetime`` (ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps
+it (``budget_ms``), so the engine never plays near a timeout.
 
 **Seed.** The option ``Seed`` seeds every random choice together with the position, so the
 same seed and position give the same move in process and as a program.
@@ -29,6 +30,7 @@ import random
 from typing import ClassVar
 
 from engines.expert.knowledge import Knowledge
+from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
 from ginproto.protocol import Go
@@ -37,6 +39,9 @@ from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
+# Played-out worlds per millisecond of budget: one world plays out every candidate move once
+# (about a millisecond of work on a slow core).
+WORLDS_PER_MS = 0.6
 MAX_MOVETIME = 60_000
 
 
@@ -57,6 +62,7 @@ def effort(budget: float) -> Params:
     return Params(
         knock_samples=int(min(400, 12 + budget)),
         deep_discards=int(min(6, budget // 15)),
+        worlds=int(min(1000, budget * WORLDS_PER_MS)),
     )
 
 
@@ -108,6 +114,8 @@ class ExpertEngine(Engine):
         allowed = [m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
         knocks = {m.card for m in legal if m.kind is MoveKind.KNOCK and m.card is not None}
         evaluator = self._evaluator(view)
+        if evaluator.params.worlds > 0:
+            return self._search(view, evaluator, allowed, knocks)
         if knocks:
             move = self._knock(view, evaluator, knocks)
             if move is not None:
@@ -115,6 +123,56 @@ class ExpertEngine(Engine):
         scores = evaluator.discard_scores(hand.cards, allowed)
         card = min(scores, key=lambda c: (scores[c], -c.value, -c.index))
         return Move.discard(card)
+
+    @staticmethod
+    def _scoring(view: GameView) -> Scoring:
+        hand = view.hand
+        return Scoring(hand.knock_limit, hand.rules.gin_bonus, hand.rules.undercut_bonus)
+
+    @staticmethod
+    def _worlds(evaluator: Evaluator) -> list[World]:
+        """The sampled worlds of a decision: opponent hands from the inference, each with the
+        rest of the unseen cards shuffled into a stock."""
+        rng = evaluator.rng
+        hands = [evaluator.k.sample(rng) for _ in range(evaluator.params.worlds)]
+        return worlds(hands, evaluator.k.unseen, rng)
+
+    def _search(
+        self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
+    ) -> Move:
+        """Compare the best discards (``Params.candidates`` of them, by the evaluation) and the
+        best knock by playing each out in the same sampled worlds. Played-out discards are
+        compared only when there are several: a few dozen worlds are too noisy to rank
+        discards the evaluation already orders, so by default only the knock is searched."""
+        hand = view.hand
+        cards = hand.cards
+        params = evaluator.params
+        scores = evaluator.discard_scores(cards, allowed)
+        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        candidates = ranked[: params.candidates]
+        knock: Card | None = None
+        if knocks:
+            after = evaluator.after_discards(cards)
+            knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
+            if after[knock] == 0:
+                return Move.knock(knock)
+        if len(candidates) == 1 and knock is None:
+            return Move.discard(candidates[0])
+        scoring = self._scoring(view)
+        totals = dict.fromkeys(candidates, 0.0)
+        knock_total = 0.0
+        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
+        for world in self._worlds(evaluator):
+            for card in candidates:
+                rest = [c for c in cards if c != card]
+                totals[card] += play_out(rest, World(world.opponent, world.stock), card, scoring)
+            if knock is not None:
+                kept = [c for c in cards if c != knock]
+                knock_total += showdown(kept, world.opponent, hidden, scoring)
+        best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        if knock is not None and knock_total >= totals[best]:
+            return Move.knock(knock)
+        return Move.discard(best)
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from helpers import make_deck
 
 from engines.expert.knowledge import Knowledge
+from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
 from engines.expert.strategy import Evaluator, Params
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, budget_ms, effort
 from engines.random_engine import RandomEngine
@@ -147,6 +148,10 @@ def test_budget_follows_the_option_and_the_referees_clock() -> None:
     assert samples == sorted(samples) and samples[0] >= 1 and samples[-1] <= 400
     deep = [p.deep_discards for p in efforts]
     assert deep == sorted(deep) and deep[-1] <= 6
+    # Worlds played out for the knock: none without a budget, more with more time, bounded.
+    played = [p.worlds for p in efforts]
+    assert played == sorted(played) and played[0] == 0 < played[1] and played[-1] <= 1000
+    assert effort(200).worlds > effort(DEFAULT_MOVETIME).worlds > effort(10).worlds
 
 
 def _moves(seed: int, movetime: int = DEFAULT_MOVETIME) -> list[str]:
@@ -222,3 +227,48 @@ def test_no_decision_takes_five_times_the_target_mean() -> None:
         assert log.fault is None
     assert statistics.mean(times) <= target
     assert max(times) <= 5 * target
+
+
+def test_a_played_out_showdown_scores_as_the_referee_does() -> None:
+    # Hands that reach a showdown in the rules core, scored again by the play-out model.
+    rules = Rules()
+    scoring = Scoring(rules.knock_limit, rules.gin_bonus, rules.undercut_bonus)
+    checked = 0
+    for key in range(40):
+        log = play_game(rules, [SimpleEngine(), SimpleEngine()], "showdown", key)
+        for played, entry in zip(log.hands, log.game.entries, strict=True):
+            result = entry.result
+            if result.knocker is None or result.outcome.value == "big gin":
+                continue
+            hand = Hand(rules, played.deck, played.dealer)
+            for step in played.steps:
+                hand.apply(step.turn.move)
+            knocker, defender = result.hands[result.knocker], result.hands[1 - result.knocker]
+            hidden = [c for c in played.deck if c not in knocker and c not in hand.pile]
+            points = showdown(knocker, defender, hidden, scoring)
+            assert abs(points) == result.points
+            assert (points > 0) == (result.winner == result.knocker)
+            checked += 1
+    assert checked >= 20
+
+
+def test_a_play_out_ends_in_a_draw_when_the_stock_runs_down() -> None:
+    deck = make_deck(NON_DEALER, DEALER, "9s", "Kh Kd Kc 4c 6d")
+    mine, theirs = list(deck[:10]), list(deck[10:20])
+    scoring = Scoring(10, 25, 10)
+    # Two cards left in the stock after this seat's discard: the hand is drawn at once.
+    assert play_out(mine, World(theirs, list(deck[21:23])), deck[20], scoring) == 0
+
+
+def test_every_world_keeps_the_opponents_known_cards_out_of_the_stock() -> None:
+    hand = _hand("take", "discard Ks", "stock", "discard 2s")
+    view = hand.view(0)
+    knowledge = Knowledge.of(view)
+    rng = random.Random(1)
+    nine = Card.from_str("9s")
+    for world in worlds([knowledge.sample(rng) for _ in range(30)], knowledge.unseen, rng):
+        assert nine in world.opponent and nine not in world.stock
+        assert len(world.stock) == view.stock
+        seen = {*view.cards, *view.pile}
+        assert not seen & {*world.opponent, *world.stock}
+        assert len({*world.opponent, *world.stock}) == 10 + view.stock

@@ -16,10 +16,11 @@ meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points
 expected to be better, one draw later, than the hand after a draw from the stock; both sides look
 exactly one stock draw ahead.
 
-**Knocking.** The engine samples opponent hands from the inference and plays each showdown with
-the referee's own layoff rules (``best_layoffs``): the mean score is the value of knocking now.
-It knocks when that beats a threshold that shrinks as the stock runs out (near the two-card
-draw, any positive expectation beats a drawn hand) and always goes gin.
+**Knocking.** ``knock_value`` samples opponent hands from the inference and plays each
+showdown with the referee's own layoff rules (``best_layoffs``): the mean score is the value of
+knocking now. The engine compares it with playing on in ``engines.expert.rollout``; with no
+budget for that, it knocks when the value beats a threshold that shrinks as the stock runs out
+(near the two-card draw, any positive expectation beats a drawn hand). It always goes gin.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class Params:
     knock_samples: int = 24
     deep_discards: int = 0  # discards also looked at two draws deep
     raw_weight: float = 0.5  # how much plain deadwood counts beside the expected deadwood
+    worlds: int = 0  # sampled worlds in which candidate moves are played out (0: none)
+    candidates: int = 1  # discards (best by the evaluation) that are played out
 
 
 def _mask(cards: Sequence[Card]) -> int:

@@ -1,0 +1,141 @@
+"""Determinized play-outs: the value of a move measured by playing the rest of the hand.
+
+A **world** is one guess at everything this seat cannot see: the opponent's hidden cards (drawn
+from ``Knowledge.sample``) and the order of the stock (the other unseen cards, shuffled). In a
+world the hand is played to its end by a fast, greedy policy for both seats: take the pile's top
+card when it lowers the hand's deadwood, otherwise draw from the stock; discard the card that
+leaves the least deadwood; knock as soon as the deadwood allows it (gin at zero). The hand's
+score for this seat (gin and undercut bonuses included, the undercut scored by the rules core's
+``best_layoffs``) is the move's value in that world.
+
+Every candidate move of a decision is played out in the **same** worlds, so the luck of the
+draw cancels out of the comparison (common random numbers), and the engine picks the move with
+the best mean. The number of worlds is the engine's effort, counted in work, not in seconds.
+
+The play-out is a model, not a rule: every deadwood and showdown figure comes from
+``ginproto.melds``; the end of the hand (two stock cards left after a discard) mirrors
+``ginproto.hand.Hand``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ginproto.cards import Card
+from ginproto.melds import best_layoffs, deadwood, discard_deadwoods, knocker_arrangement
+
+__all__ = ["Scoring", "World", "play_out", "showdown", "worlds"]
+
+# A hand ends in a draw when a discard leaves this many cards in the stock (RULES.md).
+DRAW_STOCK = 2
+# A safety bound on the turns of one play-out.
+MAX_TURNS = 60
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """The scoring rules a play-out needs, copied from ``Rules`` and the hand."""
+
+    knock_limit: int
+    gin_bonus: int
+    undercut_bonus: int
+
+
+@dataclass
+class World:
+    """One determinization: the opponent's hand and the stock, top card first."""
+
+    opponent: list[Card]
+    stock: list[Card]
+
+
+def showdown(
+    knocker: Sequence[Card], defender: Sequence[Card], hidden: Sequence[Card], scoring: Scoring
+) -> int:
+    """The points the knocker wins (negative: loses) when it knocks with the 10 ``knocker``
+    cards against the 10 ``defender`` cards. ``hidden`` are the cards the knocker cannot see
+    (the defender's hand and the stock): the referee arranges the knocker's melds by them."""
+    arrangement = knocker_arrangement(knocker, hidden)
+    k = arrangement.deadwood
+    if k == 0:
+        return best_layoffs((), defender).deadwood + scoring.gin_bonus
+    d = best_layoffs(arrangement.melds, defender).deadwood
+    if k < d:
+        return d - k
+    return -(k - d + scoring.undercut_bonus)
+
+
+def _best_discard(dd: dict[Card, int], banned: Card | None) -> tuple[Card, int]:
+    """The discard that leaves the least deadwood (ties: the higher card), never ``banned``."""
+    skip = banned.index if banned is not None else -1
+    best: Card | None = None
+    best_dw = 1 << 20
+    best_value = -1
+    for card, dw in dd.items():
+        if dw < best_dw or (dw == best_dw and card.value > best_value):
+            if card.index == skip:
+                continue
+            best, best_dw, best_value = card, dw, card.value
+    assert best is not None
+    return best, best_dw
+
+
+def play_out(
+    mine: Sequence[Card],
+    world: World,
+    top: Card,
+    scoring: Scoring,
+    opponent_moves: bool = True,
+) -> int:
+    """Play the hand to its end in ``world`` and return this seat's points (negative: lost).
+
+    ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
+    ``opponent_moves`` says who draws next (the opponent, normally). Neither the world nor
+    ``mine`` is changed, so one world serves every candidate move."""
+    hands = [list(mine), list(world.opponent)]
+    dws = [deadwood(hands[0]), deadwood(hands[1])]
+    stock = world.stock
+    pos = 0
+    seat = 1 if opponent_moves else 0
+    limit = scoring.knock_limit
+    for _ in range(MAX_TURNS):
+        if len(stock) - pos <= DRAW_STOCK:
+            return 0
+        hand = hands[seat]
+        dd = discard_deadwoods([*hand, top])
+        card, dw = _best_discard(dd, top)
+        if dw < dws[seat]:
+            hand.append(top)
+        else:
+            drawn = stock[pos]
+            pos += 1
+            hand.append(drawn)
+            dd = discard_deadwoods(hand)
+            card, dw = _best_discard(dd, None)
+        hand.remove(card)
+        dws[seat] = dw
+        top = card
+        if dw <= limit:
+            other = hands[1 - seat]
+            points = showdown(hand, other, [*other, *stock[pos:]], scoring)
+            return points if seat == 0 else -points
+        seat = 1 - seat
+    return 0
+
+
+def worlds(
+    sample_opponent: list[tuple[Card, ...]],
+    unseen: Sequence[Card],
+    rng: random.Random,
+) -> list[World]:
+    """Complete each sampled opponent hand into a world: the rest of ``unseen``, shuffled,
+    is the stock."""
+    out: list[World] = []
+    for opponent in sample_opponent:
+        held = set(opponent)
+        stock = [c for c in unseen if c not in held]
+        rng.shuffle(stock)
+        out.append(World(list(opponent), stock))
+    return out
