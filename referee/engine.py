@@ -313,12 +313,13 @@ class EnginePlayer:
     def _discard_stale(self) -> None:
         """Throw away what the engine wrote since its last answer (spec/PROTOCOL.md: a line
         that arrives before a ``go`` is never taken as the answer to it)."""
-        assert self.process is not None
-        while True:
+        process = self.process
+        assert process is not None
+        while process.ready():
             try:
-                line = self.process.read_line(0)
+                line = process.read_line(0)
             except EngineError:
-                return  # nothing waiting; a dead engine is found out at the next read
+                return  # a dead engine is found out at the next read
             log.info(
                 "%s: discarded a line written out of turn: %s", self.name, printable(line, 200)
             )
