@@ -228,7 +228,8 @@ class EngineProcess:
         self._stdin = proc.stdin
         self._stdout = proc.stdout
         self._stderr = proc.stderr
-        os.set_blocking(self._stdin.fileno(), False)
+        self._in_fd = self._stdin.fileno()
+        os.set_blocking(self._in_fd, False)
 
         self._returncode: int | None = None
         self._eof = False
@@ -394,27 +395,33 @@ class EngineProcess:
         for line in lines:
             if "\n" in line or "\r" in line:
                 raise ValueError(f"protocol line contains a line break: {line!r}")
-        data = memoryview("".join(line + "\n" for line in lines).encode("utf-8"))
-        deadline = time.monotonic() + timeout
+        data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
         with self._io_lock:
             if self._closed:
                 raise EngineClosed(f"{self.name}: send after close", name=self.name)
-            for line in lines:
-                self._log("to", line)
-            fd = self._stdin.fileno()
-            while data:
+            if self._on_line is not None or logger.isEnabledFor(logging.DEBUG):
+                for line in lines:
+                    self._log("to", line)
+            fd = self._in_fd
+            view = memoryview(data)
+            deadline: float | None = None
+            while view:
                 try:
-                    written = os.write(fd, data)
+                    written = os.write(fd, view)
                 except BlockingIOError:
                     written = 0
                 except OSError as exc:  # EPIPE mostly; anything else means the same here
                     raise EngineBrokenPipe(
                         self._context(f"cannot write ({exc.strerror})"), name=self.name
                     ) from exc
-                data = data[written:]
-                if not data:
+                view = view[written:]
+                if not view:
                     break
-                remaining = deadline - time.monotonic()
+                # The pipe is full: the engine has not read its input. Wait for it, a while.
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + timeout
+                remaining = deadline - now
                 if remaining <= 0:
                     raise EngineTimeout(
                         self._context(f"did not read its input within {timeout:.3f}s"),
@@ -443,6 +450,10 @@ class EngineProcess:
         if self._closed:
             raise EngineClosed(f"{self.name}: closed while reading", name=self.name)
         item = items.popleft() if items else None
+        if type(item) is str:
+            if self._on_line is not None or logger.isEnabledFor(logging.DEBUG):
+                self._log("from", item)
+            return item
         if item is None:
             if self._status() is not None:
                 raise self._exited_error()
@@ -451,12 +462,9 @@ class EngineProcess:
             raise EngineLineTooLong(
                 self._context(f"wrote a line longer than {item.limit} bytes"), name=self.name
             )
-        if isinstance(item, _Eof):
-            self._eof = True
-            self._await_exit(0.5)
-            raise self._exited_error()
-        self._log("from", item)
-        return item
+        self._eof = True  # the end of stdout
+        self._await_exit(0.5)
+        raise self._exited_error()
 
     # ----------------------------------------------------------------------- shutdown
 
