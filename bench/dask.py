@@ -36,7 +36,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
 from referee.dask_backend import DaskBackend, DaskCluster  # noqa: E402
-from referee.match import GameJob  # noqa: E402
+from referee.jobs import GameJob  # noqa: E402
 from referee.store import GameResult  # noqa: E402
 from referee.tournament import (  # noqa: E402
     Backend,

@@ -6,8 +6,6 @@ else (the submodules' other names) may change. The protocol codec (``ginproto.pr
 the engine SDK (``ginproto.sdk``) are stable too, imported as modules.
 """
 
-__version__ = "0.1.0"
-
 from ginproto.cards import DECK, Card, CardError, format_cards, parse_cards, shuffled_deck
 from ginproto.game import Entry, Game, GameEnd, GameView, Roles
 from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Outcome, Phase, Turn
@@ -27,6 +25,7 @@ from ginproto.record import (
 from ginproto.replay import ReplayError, replay_game, verify_file, verify_game
 from ginproto.rules import Rules, RulesError, Variant
 from ginproto.table import Decision, GameLog, play_game
+from ginproto.version import __version__
 
 __all__ = [
     "DECK",

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
-from ginproto import __version__
 from ginproto.game import Entry, Game, GameView
 from ginproto.hand import Phase
 from ginproto.melds import deadwood, discard_deadwoods
@@ -37,6 +36,7 @@ from ginproto.moves import Move, MoveKind
 from ginproto.record import EngineInfo, GameRecord, append_game, record_from_log, write_game
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, GameLog, Player, play_game
+from ginproto.version import __version__
 
 log = logging.getLogger(__name__)
 

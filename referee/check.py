@@ -13,7 +13,7 @@ the referee's own plumbing: ``EnginePlayer`` for the handshake and decisions, ex
 match, and its ``EngineProcess`` for the raw lines a match never sends in that order.
 
 ``run_checks`` returns one ``CheckResult`` per check and prints nothing; the ``ginref check``
-command (``referee.cli_check``) prints them. After a check fails, the engine is restarted so
+command (``referee.cli.check``) prints them. After a check fails, the engine is restarted so
 that one fault does not spill into the next check.
 """
 

@@ -33,8 +33,10 @@ from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from referee.clock import TimeControl
+from referee.dask_address import LOCAL, parse_address
 from referee.engine import EngineSpec
-from referee.match import GameJob, Played, Seats
+from referee.jobs import GameJob
+from referee.match import Played, Seats
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
@@ -48,7 +50,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 INSTALL: Final = "pip install 'ginproto[dask]'"
-LOCAL: Final = "local:"
 _ATTEMPTS: Final = 5  # submissions of one game lost with the scheduler before giving up
 _WINDOW_REFRESH: Final = 2.0  # seconds between two looks at the cluster's size
 _POLL: Final = 1.0  # seconds between two looks at the workers while no game finishes
@@ -56,23 +57,6 @@ _POLL: Final = 1.0  # seconds between two looks at the workers while no game fin
 
 class DaskError(Exception):
     """The cluster cannot be used as asked; the message says why, for the user."""
-
-
-def parse_address(text: str) -> str:
-    """Check a ``--dask`` value: ``local:N`` (N worker processes here) or a scheduler address
-    (``tcp://host:8786``, ``host:8786``, ``tls://...``). Returns it stripped;
-    ``ValueError`` says what is wrong."""
-    address = text.strip()
-    if address.startswith(LOCAL):
-        count = address[len(LOCAL) :]
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"expected local:N with N at least 1, not {text!r}")
-        return address
-    if not address or any(c.isspace() for c in address) or ":" not in address:
-        raise ValueError(
-            f"expected a scheduler address such as tcp://host:8786, or local:N, not {text!r}"
-        )
-    return address
 
 
 def _distributed() -> Any:

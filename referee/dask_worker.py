@@ -33,7 +33,8 @@ from distributed.worker import Worker
 from ginproto.table import PlayerFault, play_game
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
-from referee.match import GameJob, Played, Seats
+from referee.jobs import GameJob
+from referee.match import Played, Seats
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game, verify_game
 from ginproto.table import Fault, GameLog, HandLog, first_dealer, hand_deck, role_draw
-from referee.report import summarize
+from referee.report import summarize, summary_json
 from referee.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -194,8 +194,6 @@ def _check_deals(record: GameRecord, game: Scheduled) -> list[str]:
 
 def _result_of(record: GameRecord, played: Game, game: Scheduled) -> GameResult:
     """The result the record gives, as the referee would have stored it."""
-    from referee.tournament import summary_json
-
     events = record.events
     started = sum(isinstance(e, HandStart) for e in events)
     finished = sum(isinstance(e, Result) for e in events)

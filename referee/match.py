@@ -31,24 +31,13 @@ from ginproto.table import GameLog, Player, play_game
 from ginproto.text import ID_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EngineSpec
+from referee.jobs import GameJob as GameJob  # part of this module's API
 from referee.preflight import preflight
 from referee.report import Standings, summarize
 from referee.seats import DebugLog, EngineSeats
 from referee.stats import SPRT
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class GameJob:
-    """One game to play: ``lineup[p]`` is the engine (by its index in the match) that plays
-    as player ``p``; ``key`` picks the deck sequence, shared by the games of a duplicate set."""
-
-    index: int
-    rules: Rules
-    seed: int | str
-    key: int
-    lineup: tuple[int, ...]
 
 
 class Schedule(Sequence[GameJob]):

@@ -1,13 +1,13 @@
 """``ginref replay``: show a recorded game, walk it move by move, verify it, export it as JSON.
 
 A thin layer: reading is ``ginproto.record``, every rule and check is ``ginproto.replay``; this
-module only draws. Cards get suit symbols and colour on a terminal, and their plain two-letter
-form when the output is piped, with ``NO_COLOR`` set (symbols, no colour) or ``--no-color``.
+module only draws (the command itself is ``referee.cli.replay``). Cards get suit symbols and
+colour on a terminal, and their plain two-letter form when the output is piped, with
+``NO_COLOR`` set (symbols, no colour) or ``--no-color``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,14 +34,11 @@ from ginproto.record import (
     Item,
     LayOff,
     Play,
-    RecordError,
-    RecordReader,
     Result,
     Show,
     Totals,
-    read_games,
 )
-from ginproto.replay import FileReport, replay_game, verify_game
+from ginproto.replay import replay_game
 from ginproto.rules import Rules
 from ginproto.text import ID_LIMIT, printable
 
@@ -399,196 +396,3 @@ def json_hands(record: GameRecord, number: int) -> Iterator[dict[str, Any]]:
 
     replay_game(record, on_event)
     yield from objects
-
-
-# ---------------------------------------------------------------------------------------------
-# The command.
-
-
-def _records(file: str) -> Iterator[GameRecord]:
-    if file == "-":
-        yield from RecordReader(sys.stdin.buffer, "<stdin>")
-    else:
-        yield from read_games(file)
-
-
-def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
-    """Print each error once, in the order found (the first wrong line first), then exit 1
-    with ``summary``."""
-    for error in errors[:MAX_SHOWN_ERRORS]:
-        click.echo(str(error), err=True)
-    if len(errors) > MAX_SHOWN_ERRORS:
-        click.echo(f"... and {len(errors) - MAX_SHOWN_ERRORS} more", err=True)
-    raise click.ClickException(summary)
-
-
-def _wrong(file: str, number: int) -> str:
-    return f"{file}: game {number} does not verify"
-
-
-@click.command("replay")
-@click.argument(
-    "file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=str)
-)
-@click.option(
-    "--verify", is_flag=True, help="Re-run every move, check every line; exit 1 at a wrong one."
-)
-@click.option("--json", "as_json", is_flag=True, help="Write JSON lines, one object per hand.")
-@click.option("-g", "--game", "game_no", type=click.IntRange(min=1), help="Only game N (from 1).")
-@click.option(
-    "-n", "--hand", "hand_no", type=click.IntRange(min=1), help="Only hand N of each game."
-)
-@click.option("--step", is_flag=True, help="Walk the hands move by move: Enter next, q quit.")
-@click.option(
-    "--html",
-    "html_out",
-    type=click.Path(dir_okay=False, writable=True),
-    metavar="OUT.html",
-    help="Write a self-contained page to step through the games in a browser.",
-)
-@click.option(
-    "--color/--no-color",
-    "colour",
-    default=None,
-    help="Colour the cards (default: on a terminal, unless NO_COLOR is set).",
-)
-def replay(
-    file: str,
-    verify: bool,
-    as_json: bool,
-    game_no: int | None,
-    hand_no: int | None,
-    step: bool,
-    colour: bool | None,
-    html_out: str | None = None,
-) -> None:
-    """Show, verify or export the games of the record FILE ('-' reads standard input).
-
-    The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
-    otherwise exit 1 naming the first wrong line as FILE:LINE and why.
-    """
-    if sum((verify, as_json, step, html_out is not None)) > 1:
-        raise click.UsageError("choose one of --verify, --json, --step and --html")
-    if html_out is not None and hand_no is not None:
-        raise click.UsageError("--html shows every hand; link one as OUT.html#g1h3 instead")
-    if step and file == "-":
-        raise click.UsageError("--step reads the keyboard on standard input; give a FILE")
-    try:
-        if verify:
-            _verify(file, game_no)
-        elif as_json:
-            _json(file, game_no, hand_no)
-        elif html_out is not None:
-            _html(file, game_no, html_out)
-        else:
-            _show(file, game_no, hand_no, step, colour)
-    except RecordError as exc:
-        raise click.ClickException(str(exc)) from None
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, as other tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(1) from None
-
-
-def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]]:
-    found = 0
-    for number, record in enumerate(_records(file), start=1):
-        found = number
-        if game_no is None or number == game_no:
-            yield number, record
-        if game_no is not None and number >= game_no:
-            return
-    if game_no is not None:
-        raise click.UsageError(f"there is no game {game_no}: {file} holds {found}")
-    if not found:
-        raise click.ClickException(f"{file}: no games in this record")
-
-
-def _verify(file: str, game_no: int | None) -> None:
-    report = FileReport()
-    for _, record in _selected(file, game_no):
-        errors = verify_game(record)
-        # A "game" without items only carries errors of lines that belong to no game.
-        if record.items:
-            report.games += 1
-            if errors:
-                report.bad_games += 1
-        report.hands += sum(isinstance(i, HandStart) for i in record.items)
-        report.moves += sum(isinstance(i, Play) for i in record.items)
-        report.errors.extend(errors)
-    if report.errors:
-        if not report.games:
-            summary = f"{file}: no game can be read from this file"
-        else:
-            summary = f"{file}: {report.bad_games} of {report.games} games do not verify"
-        _fail_on(report.errors, summary)
-    click.echo(
-        f"{file}: {report.games} games, {report.hands} hands, {report.moves} moves: all verified"
-    )
-
-
-def _json(file: str, game_no: int | None, hand_no: int | None) -> None:
-    out = sys.stdout
-    for number, record in _selected(file, game_no):
-        errors = verify_game(record)
-        if errors:
-            _fail_on(errors, _wrong(file, number))
-        for obj in json_hands(record, number):
-            if hand_no is None or obj["hand"] == hand_no:
-                out.write(json.dumps(obj, separators=(",", ":")) + "\n")
-
-
-def _html(file: str, game_no: int | None, out: str) -> None:
-    from referee.html.replay import write_replay  # the page's assets load only when asked
-
-    selected = list(_selected(file, game_no))
-    try:
-        count = write_replay(
-            [r for _, r in selected], out, f"{os.path.basename(file)}", [n for n, _ in selected]
-        )
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    click.echo(f"{out}: {count} game{'' if count == 1 else 's'}", err=True)
-
-
-def _keyboard() -> IO[str] | None:
-    """Where ``--step`` reads its keys: the terminal, when standard input is not one."""
-    if sys.stdin.isatty():
-        return None
-    try:
-        return open("/dev/tty")  # closed by the caller
-    except OSError:
-        return None  # no terminal at all: read standard input
-
-
-def _show(
-    file: str, game_no: int | None, hand_no: int | None, step: bool, colour: bool | None
-) -> None:
-    out = sys.stdout
-    style = choose_style(out, colour)
-    keys = _keyboard() if step else None
-    found = False
-    try:
-        for number, record in _selected(file, game_no):
-            if record.errors and not record.items:
-                _fail_on(record.errors, f"{file}: no game can be read from this file")
-            renderer = Renderer(record, number, style, out, hand_no, step, keys)
-            renderer.header()
-            try:
-                replay_game(record, renderer)
-            except Quit:
-                return
-            except RecordError as exc:
-                renderer.echo(style.bad(f"  !! {exc}"))
-                _fail_on(verify_game(record) or [exc], _wrong(file, number))
-            if record.errors:
-                _fail_on(record.errors, _wrong(file, number))
-            out.write("\n")
-            found = found or renderer.shown_hand
-    finally:
-        if keys is not None:
-            keys.close()
-    if hand_no is not None and not found:
-        where = f"game {game_no}" if game_no is not None else "any game"
-        raise click.UsageError(f"there is no hand {hand_no} in {where} of {file}")

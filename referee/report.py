@@ -18,6 +18,7 @@ of an interval, or an infinite Elo, is ``null``.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections import Counter
@@ -435,3 +436,31 @@ def finite_json(obj: Any) -> Any:
     if isinstance(obj, list):
         return [finite_json(v) for v in obj]
     return obj
+
+
+def summary_json(summary: GameSummary) -> str:
+    return json.dumps(
+        {
+            "lineup": list(summary.lineup),
+            "key": summary.key,
+            "winner": summary.winner,
+            "faulted": None if summary.faulted is None else list(summary.faulted),
+            "hands": [list(h) for h in summary.hand_points],
+            "seats": [list(s) for s in summary.seats],
+            "columns": list(summary.columns),
+        },
+        separators=(",", ":"),
+    )
+
+
+def summary_from_json(text: str) -> GameSummary:
+    d = json.loads(text)
+    return GameSummary(
+        lineup=tuple(d["lineup"]),
+        key=d["key"],
+        winner=d["winner"],
+        faulted=None if d["faulted"] is None else (d["faulted"][0], d["faulted"][1]),
+        hand_points=tuple((w, p) for w, p in d["hands"]),
+        seats=tuple(tuple(s) for s in d["seats"]),
+        columns=tuple(d.get("columns", ())),
+    )

@@ -21,7 +21,7 @@ from referee.engine import EnginePlayer, EngineSpec
 from referee.process import LineHook
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
-    from referee.match import GameJob
+    from referee.jobs import GameJob
 
 log = logging.getLogger(__name__)
 

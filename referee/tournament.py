@@ -50,10 +50,20 @@ from ginproto.table import GameLog, play_game
 from ginproto.text import printable
 from referee import stats
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
-from referee.dask_backend import parse_address
+from referee.dask_address import parse_address
 from referee.engine import EngineSpec
-from referee.match import GameJob, Played, Schedule, Seats, run_jobs, schedule
-from referee.report import GameSummary, Standings, distinct, finite_json, signed, summarize
+from referee.jobs import GameJob
+from referee.match import Played, Schedule, Seats, run_jobs, schedule
+from referee.report import (
+    GameSummary,
+    Standings,
+    distinct,
+    finite_json,
+    signed,
+    summarize,
+    summary_from_json,
+    summary_json,
+)
 from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
     RECORDS_NAME,
@@ -977,34 +987,6 @@ def run_tournament(
 
 # ------------------------------------------------------------------------------------------
 # Standings
-
-
-def summary_json(summary: GameSummary) -> str:
-    return json.dumps(
-        {
-            "lineup": list(summary.lineup),
-            "key": summary.key,
-            "winner": summary.winner,
-            "faulted": None if summary.faulted is None else list(summary.faulted),
-            "hands": [list(h) for h in summary.hand_points],
-            "seats": [list(s) for s in summary.seats],
-            "columns": list(summary.columns),
-        },
-        separators=(",", ":"),
-    )
-
-
-def summary_from_json(text: str) -> GameSummary:
-    d = json.loads(text)
-    return GameSummary(
-        lineup=tuple(d["lineup"]),
-        key=d["key"],
-        winner=d["winner"],
-        faulted=None if d["faulted"] is None else (d["faulted"][0], d["faulted"][1]),
-        hand_points=tuple((w, p) for w, p in d["hands"]),
-        seats=tuple(tuple(s) for s in d["seats"]),
-        columns=tuple(d.get("columns", ())),
-    )
 
 
 def pairwise(summary: GameSummary) -> list[tuple[int, int, float]]:

@@ -37,7 +37,8 @@ from referee.cli import cli
 from referee.clock import TimeControl
 from referee.dask_backend import DaskCluster, DaskError
 from referee.engine import EngineSpec
-from referee.match import GameJob, Played, schedule
+from referee.jobs import GameJob
+from referee.match import Played, schedule
 from referee.sandbox import Policy, SandboxMode
 from referee.seats import EngineSeats
 from referee.store import RECORDS_NAME, Store

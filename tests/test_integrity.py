@@ -32,8 +32,8 @@ from ginproto.replay import verify_game
 from ginproto.rules import Rules
 from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import hand_deck
-from referee.cli import cli, parse_seed
-from referee.cli_options import seed_value
+from referee.cli import cli
+from referee.cli.options import parse_seed, seed_value
 from referee.integrity import verify_store
 from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 from referee.tournament import (

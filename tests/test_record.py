@@ -535,15 +535,15 @@ def test_cards_in_records_use_one_spelling() -> None:
 def test_torn_tail_finds_where_a_cut_game_starts(
     tmp_path: Path, games: list[GameRecord], chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ginproto.record as record
+    import ginproto.record.writer as writer
 
-    monkeypatch.setattr(record, "_CHUNK", chunk)
+    monkeypatch.setattr(writer, "_CHUNK", chunk)
     first, second = write_game(games[0]).encode(), write_game(games[3]).encode()
     path = tmp_path / "run.rec"
     for cut in [*range(0, 40), *range(len(second) - 40, len(second) + 1), len(second) // 2]:
         path.write_bytes(first + second[:cut])
         with open(path, "rb") as f:
-            end = record.torn_tail(f.fileno(), len(first) + cut)
+            end = writer.torn_tail(f.fileno(), len(first) + cut)
         whole = cut >= len(second) - 1  # only the blank line after the end line is missing
         assert end == len(first) + (cut if whole else 0), cut
 

@@ -290,7 +290,7 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
 
 
 def test_every_option_has_help() -> None:
-    from referee.cli_tournament import tournament
+    from referee.cli.tournament import tournament
 
     for param in tournament.params:
         if param.param_type_name == "option":

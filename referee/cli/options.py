@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from ginproto.protocol import check_rules_fit
+from ginproto.rules import Rules, RulesError
 from referee.clock import DEFAULT_MARGIN, TimeControlError, duration
-from referee.engine import EngineSpec
+from referee.engine import EngineSpec, EngineSpecError
 from referee.sandbox import Limits, Policy, SandboxError, SandboxMode, start_warnings, support
 
 if TYPE_CHECKING:
@@ -147,7 +149,7 @@ def dask_option(help_text: str) -> Callable[[F], F]:
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None:
             return None
-        from referee.dask_backend import parse_address
+        from referee.dask_address import parse_address
 
         try:
             return parse_address(value)
@@ -328,3 +330,72 @@ def sandboxed(
         )
         for i, spec in enumerate(specs)
     )
+
+
+def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules:
+    """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
+    if variant is None:
+        variant = "threehanded" if engines == 3 else "standard"
+    items = rule_items(rule)
+    try:
+        rules = Rules.from_params({"variant": variant, **items})
+        check_rules_fit(rules)
+    except (RulesError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="'--rule'") from None
+    if rules.players != engines:
+        raise click.UsageError(
+            f"{rules.variant} is played by {rules.players} engines, but {engines} were given"
+        )
+    return rules
+
+
+def parse_engines(
+    engines: Sequence[str],
+    options: Sequence[str],
+    names: Sequence[str],
+    env: Sequence[str] = (),
+) -> tuple[EngineSpec, ...]:
+    """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
+    ``--env [N:]NAME=VALUE``."""
+    per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
+    for item in options:
+        target, item_rest = engine_prefix(item, len(engines), "--option")
+        name, sep, value = item_rest.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected [N:]NAME=VALUE, not {item!r}", param_hint="-o")
+        for i in target:
+            per_engine[i].append((name, value))
+    environments: list[dict[str, str]] = [{} for _ in engines]
+    for item in env:
+        target, item_rest = engine_prefix(item, len(engines), "--env")
+        name, value = env_item(item_rest, item)
+        for i in target:
+            environments[i][name] = value
+    overrides: dict[int, str] = {}
+    for item in names:
+        index, sep, name = item.partition("=")
+        if not sep or not index.isdigit() or not 1 <= int(index) <= len(engines) or not name:
+            raise click.BadParameter(
+                f"expected N=NAME with N from 1, not {item!r}", param_hint="--name"
+            )
+        overrides[int(index) - 1] = name
+    specs = []
+    for i, text in enumerate(engines):
+        try:
+            specs.append(
+                EngineSpec.parse(
+                    text,
+                    name=overrides.get(i),
+                    options=tuple(per_engine[i]),
+                    env=tuple(environments[i].items()),
+                )
+            )
+        except EngineSpecError as exc:
+            raise click.BadParameter(str(exc), param_hint="ENGINES") from None
+    return tuple(specs)
+
+
+def parse_seed(seed: str | None) -> int | str:
+    if seed is None:
+        return random_seed()
+    return seed_value(seed)

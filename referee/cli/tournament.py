@@ -23,7 +23,7 @@ import click
 
 from ginproto.record import RecordError
 from ginproto.rules import Variant
-from referee.cli_options import (
+from referee.cli.options import (
     SECONDS,
     announce_sandbox,
     dask_option,

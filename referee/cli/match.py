@@ -1,10 +1,11 @@
-"""The ``ginref`` command line: a thin click layer over the referee and the library."""
+"""``ginref match``: play engines against each other, a fixed number of games or until an SPRT
+decides, and print the standings. The games are ``referee.match``'s; this module only turns
+options into a ``MatchConfig`` and results into output."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -12,30 +13,26 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ginproto import __version__
-from ginproto.protocol import check_rules_fit
 from ginproto.record import GameRecord, RecordError, record_from_log
-from ginproto.rules import Rules, RulesError, Variant
-from referee.cli_options import (
+from ginproto.rules import Variant
+from referee.cli.options import (
     announce_sandbox,
     dask_option,
     engine_limits,
-    env_item,
     env_option,
     open_cluster,
-    random_seed,
+    parse_engines,
+    parse_rules,
+    parse_seed,
     remove_if_empty,
-    rule_items,
     sandbox_mode,
     sandbox_options,
     sandboxed,
-    seed_value,
     timeout_options,
 )
-from referee.cli_options import engine_prefix as _engine_prefix
 from referee.clock import TimeControl, TimeControlError
 from referee.dask_backend import DaskError
-from referee.engine import EngineSpec, EngineSpecError
+from referee.engine import EngineSpec
 from referee.match import JobRunner, MatchConfig, Played, engine_names, run_jobs, run_match
 from referee.preflight import EngineNotReady
 from referee.progress import Progress
@@ -46,92 +43,10 @@ if TYPE_CHECKING:
     from referee.dask_backend import DaskCluster
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ginref")
-@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for every line).")
-def cli(verbose: int) -> None:
-    """ginref: a referee for Gin Rummy engines.
-
-    Plays engines against each other over a UCI-like line protocol (spec/PROTOCOL.md),
-    enforces the rules, rules on faults, and records every game for replay.
-    """
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
 VARIANTS = [v.value for v in Variant]
 
 
-def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules:
-    """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
-    if variant is None:
-        variant = "threehanded" if engines == 3 else "standard"
-    items = rule_items(rule)
-    try:
-        rules = Rules.from_params({"variant": variant, **items})
-        check_rules_fit(rules)
-    except (RulesError, ValueError) as exc:
-        raise click.BadParameter(str(exc), param_hint="'--rule'") from None
-    if rules.players != engines:
-        raise click.UsageError(
-            f"{rules.variant} is played by {rules.players} engines, but {engines} were given"
-        )
-    return rules
-
-
-def parse_engines(
-    engines: Sequence[str],
-    options: Sequence[str],
-    names: Sequence[str],
-    env: Sequence[str] = (),
-) -> tuple[EngineSpec, ...]:
-    """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
-    ``--env [N:]NAME=VALUE``."""
-    per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
-    for item in options:
-        target, item_rest = _engine_prefix(item, len(engines), "--option")
-        name, sep, value = item_rest.partition("=")
-        if not sep or not name:
-            raise click.BadParameter(f"expected [N:]NAME=VALUE, not {item!r}", param_hint="-o")
-        for i in target:
-            per_engine[i].append((name, value))
-    environments: list[dict[str, str]] = [{} for _ in engines]
-    for item in env:
-        target, item_rest = _engine_prefix(item, len(engines), "--env")
-        name, value = env_item(item_rest, item)
-        for i in target:
-            environments[i][name] = value
-    overrides: dict[int, str] = {}
-    for item in names:
-        index, sep, name = item.partition("=")
-        if not sep or not index.isdigit() or not 1 <= int(index) <= len(engines) or not name:
-            raise click.BadParameter(
-                f"expected N=NAME with N from 1, not {item!r}", param_hint="--name"
-            )
-        overrides[int(index) - 1] = name
-    specs = []
-    for i, text in enumerate(engines):
-        try:
-            specs.append(
-                EngineSpec.parse(
-                    text,
-                    name=overrides.get(i),
-                    options=tuple(per_engine[i]),
-                    env=tuple(environments[i].items()),
-                )
-            )
-        except EngineSpecError as exc:
-            raise click.BadParameter(str(exc), param_hint="ENGINES") from None
-    return tuple(specs)
-
-
-def parse_seed(seed: str | None) -> int | str:
-    if seed is None:
-        return random_seed()
-    return seed_value(seed)
-
-
-@cli.command()
+@click.command()
 @click.argument("engines", nargs=-1, required=True)
 @click.option(
     "--variant", type=click.Choice(VARIANTS), help="Default: standard (threehanded for 3 engines)."
@@ -429,24 +344,3 @@ def _checked_on_cluster(
 
 def _sprt_words(state: str) -> str:
     return {"H0": "H0 accepted", "H1": "H1 accepted"}.get(state, "continue")
-
-
-def main() -> None:
-    cli(prog_name="ginref")
-
-
-from referee.replay import replay  # noqa: E402 - commands register after the group
-
-cli.add_command(replay)
-from referee.cli_check import check  # noqa: E402
-
-cli.add_command(check)
-from referee.cli_tournament import tournament  # noqa: E402
-
-cli.add_command(tournament)
-from referee.play import play  # noqa: E402
-
-cli.add_command(play)
-from referee.cli_stats import stats  # noqa: E402
-
-cli.add_command(stats)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from referee.check import run_checks
-from referee.cli_options import (
+from referee.cli.options import (
     announce_sandbox,
     engine_limits,
     env_item,

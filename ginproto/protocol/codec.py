@@ -1,0 +1,504 @@
+"""The protocol's codec: a line read into its typed message.
+
+``parse_referee_line(line)`` reads a line the referee sends, ``parse_engine_line(line)`` a line
+an engine sends; a line whose first word is not a message of that direction comes back as
+``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for the lines read most.
+Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
+``parse(format(message)) == message`` for every message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Final
+
+from ginproto.cards import Card
+from ginproto.game import Entry, GameEnd, GameView
+from ginproto.hand import HandResult, HandView, Outcome, Phase
+from ginproto.melds import DefenderResult, Layoff
+from ginproto.moves import Move
+from ginproto.protocol.grammar import (
+    ADVICE,
+    AUTHOR,
+    CAPPED,
+    CARDS,
+    CLOSED,
+    DEALER,
+    DEFAULT,
+    DEFENDERDEADWOOD,
+    DEFENDERMELDS,
+    DRAWS,
+    EMPTY,
+    END,
+    FAULT,
+    GAME,
+    GAMEOVER,
+    GAMES,
+    GIN,
+    GINOK,
+    GO,
+    HAND,
+    HANDOVER,
+    HANDS,
+    HISTORY,
+    ID,
+    INC,
+    INFO,
+    ISREADY,
+    KNOCKER,
+    KNOCKERDEADWOOD,
+    KNOCKERMELDS,
+    KNOCKLIMIT,
+    LAYOFF_SEP,
+    LAYOFFS,
+    LOSSES,
+    MATCHOVER,
+    MATCHSCORE,
+    MAX,
+    MIN,
+    MOVE,
+    MOVETIME,
+    MULTIPLIER,
+    NAME,
+    NEWGAME,
+    NEWMATCH,
+    OPTION,
+    OUTCOME,
+    PART_SEP,
+    PHASE,
+    PILE,
+    PLAYER,
+    POINTS,
+    POSITION,
+    PROTOCOL,
+    PROTOCOL_VERSION,
+    QUIT,
+    READYOK,
+    ROLES,
+    SCORES,
+    SEAT,
+    SEAT0,
+    SEAT1,
+    SEATS,
+    SETOPTION,
+    STOCK,
+    TIME,
+    TOMOVE,
+    TYPE,
+    UPCARD,
+    VALUE,
+    VAR,
+    VERSION,
+    WINNER,
+    WINNERS,
+    WINS,
+    ProtocolError,
+    _bool,
+    _bools,
+    _cards,
+    _enum_value,
+    _Fields,
+    _history,
+    _int,
+    _ints,
+    _list,
+    _melds,
+    _opt_int,
+    _opt_ints,
+    _opt_seat,
+    _roles,
+    _rules,
+    _scores,
+    _seat,
+    _seats,
+    _signed,
+    parse_move_token,
+)
+from ginproto.protocol.messages import (
+    EngineMessage,
+    GameOver,
+    Gin,
+    GinOk,
+    Go,
+    HandOver,
+    Id,
+    Info,
+    IsReady,
+    MatchOver,
+    MatchScore,
+    MoveReply,
+    NewGame,
+    NewMatch,
+    OptionDecl,
+    OptionType,
+    Position,
+    Quit,
+    ReadyOk,
+    RefereeMessage,
+    SetOption,
+    Unknown,
+)
+from ginproto.table import Decision, FaultKind
+
+logger = logging.getLogger(__name__)
+
+
+# ==========================================================================================
+# The position line
+
+
+def parse_position(line: str) -> GameView:
+    """The ``GameView`` of a ``position`` line; ``ProtocolError`` if malformed."""
+    message = parse_referee_line(line)
+    if not isinstance(message, Position):
+        raise ProtocolError(f"expected a {POSITION} line, got {line[:40]!r}", _first_word(line))
+    return message.view
+
+
+def _parse_position(tokens: Sequence[str]) -> Position:
+    fields = _Fields(POSITION, tokens)
+    rules = _rules(fields.params)
+    players, games = rules.players, rules.games
+    player = _int(fields.need(PLAYER), PLAYER, 0, players - 1)
+    seats = _seats(fields.need(SEATS))
+    if not all(p < players for p in seats):
+        raise ValueError(f"{SEATS} must name players below {players}")
+    cards = _cards(fields.need(CARDS), CARDS)
+    pile = _cards(fields.need(PILE), PILE)
+    if len(set(cards) | set(pile)) != len(cards) + len(pile):
+        raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
+    totals = _scores(fields.need(SCORES), SCORES)
+    closed = _bools(fields.need(CLOSED), CLOSED)
+    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
+        raise ValueError(
+            f"{SCORES} and {CLOSED} must have {games} game(s) of {players} players each"
+        )
+    roles_text = fields.get(ROLES)
+    roles = None if roles_text is None else _roles(roles_text)
+    if (roles is not None) != (players == 3):
+        raise ValueError(f"{ROLES} are given exactly when three players play")
+    advice_text = fields.get(ADVICE)
+    view = GameView(
+        player=player,
+        hand=HandView(
+            rules=rules,
+            seat=_seat(fields.need(SEAT), SEAT),
+            dealer=_seat(fields.need(DEALER), DEALER),
+            knock_limit=_int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
+            phase=_enum_value(Phase, fields.need(PHASE), PHASE),
+            to_move=_seat(fields.need(TOMOVE), TOMOVE),
+            cards=cards,
+            pile=pile,
+            stock=_int(fields.need(STOCK), STOCK, 0, 52),
+            history=_history(fields.need(HISTORY)),
+        ),
+        seats=seats,
+        totals=totals,
+        closed=closed,
+        hand_number=_int(fields.need(HAND), HAND, 1),
+        roles=roles,
+        advice=None if advice_text is None else parse_move_token(advice_text),
+    )
+    upcard = fields.get(UPCARD)
+    if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
+        raise ValueError(
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history"
+            f" ({view.hand.upcard})"
+        )
+    fields.done()
+    return Position(view)
+
+
+# ==========================================================================================
+# The other referee lines
+
+
+def _parse_gin(tokens: Sequence[str]) -> Gin:
+    fields = _Fields(GIN, tokens)
+    version = _opt_int(fields, PROTOCOL)
+    fields.done()
+    return Gin(PROTOCOL_VERSION if version is None else version)
+
+
+def _parse_setoption(tokens: Sequence[str]) -> SetOption:
+    if not tokens or tokens[0] != NAME:
+        raise ValueError(f"expected '{SETOPTION} {NAME} <name> [{VALUE} <value>]'")
+    rest = list(tokens[1:])
+    value: str | None = None
+    if VALUE in rest:
+        at = rest.index(VALUE)
+        value = " ".join(rest[at + 1 :])
+        rest = rest[:at]
+        value = "" if value == EMPTY else value
+    if not rest:
+        raise ValueError(f"{SETOPTION}: the option name is missing")
+    return SetOption(" ".join(rest), value)
+
+
+def _parse_newmatch(tokens: Sequence[str]) -> NewMatch:
+    fields = _Fields(NEWMATCH, tokens)
+    games = _opt_int(fields, GAMES)
+    fields.done()
+    return NewMatch(games)
+
+
+def _parse_newgame(tokens: Sequence[str]) -> NewGame:
+    fields = _Fields(NEWGAME, tokens)
+    rules = _rules(fields.params)
+    message = NewGame(
+        game=_int(fields.need(GAME), GAME, 1),
+        player=_int(fields.need(PLAYER), PLAYER, 0, rules.players - 1),
+        rules=rules,
+    )
+    fields.done()
+    return message
+
+
+def _parse_go(tokens: Sequence[str]) -> Go:
+    if not tokens:
+        choices = "|".join(d.value for d in Decision)
+        raise ValueError(f"expected '{GO} <{choices}> [{TIME} ms] [{INC} ms] [{MOVETIME} ms]'")
+    decision = _enum_value(Decision, tokens[0], "the decision")
+    fields = _Fields(GO, tokens[1:])
+    message = Go(
+        decision,
+        time=_opt_int(fields, TIME),
+        inc=_opt_int(fields, INC),
+        movetime=_opt_int(fields, MOVETIME),
+    )
+    fields.done()
+    return message
+
+
+def _layoffs(text: str) -> tuple[Layoff, ...]:
+    out = []
+    for item in _list(text):
+        card, sep, meld = item.partition(LAYOFF_SEP)
+        if not sep:
+            raise ValueError(f"malformed layoff {item!r} (expected card{LAYOFF_SEP}meld: 8s>0)")
+        out.append(Layoff(Card.from_str(card), _int(meld, "a layoff's meld number")))
+    return tuple(out)
+
+
+def _parse_handover(tokens: Sequence[str]) -> HandOver:
+    fields = _Fields(HANDOVER, tokens)
+    seats = _seats(fields.need(SEATS))
+    roles_text = fields.get(ROLES)
+    winner = _opt_seat(fields, WINNER)
+    defender: DefenderResult | None = None
+    defender_melds = fields.get(DEFENDERMELDS)
+    if defender_melds is not None:
+        defender = DefenderResult(
+            melds=_melds(defender_melds, DEFENDERMELDS),
+            layoffs=_layoffs(fields.need(LAYOFFS)),
+            deadwood_cards=_cards(fields.need(DEFENDERDEADWOOD), DEFENDERDEADWOOD),
+        )
+    result = HandResult(
+        outcome=_enum_value(Outcome, fields.need(OUTCOME), OUTCOME),
+        winner=winner,
+        points=_int(fields.need(POINTS), POINTS),
+        knocker=_opt_seat(fields, KNOCKER),
+        hands=(_cards(fields.need(SEAT0), SEAT0), _cards(fields.need(SEAT1), SEAT1)),
+        knocker_melds=_melds(fields.need(KNOCKERMELDS), KNOCKERMELDS),
+        knocker_deadwood=_cards(fields.need(KNOCKERDEADWOOD), KNOCKERDEADWOOD),
+        defender=defender,
+        multiplier=_int(fields.need(MULTIPLIER), MULTIPLIER),
+        capped=_bool(fields.need(CAPPED), CAPPED),
+    )
+    entry = Entry(
+        number=_int(fields.need(HAND), HAND, 1),
+        dealer=seats[_seat(fields.need(DEALER), DEALER)],
+        seats=seats,
+        result=result,
+        winner=None if winner is None else seats[winner],
+        games=_ints(fields.need(GAMES), GAMES),
+        totals=_scores(fields.need(SCORES), SCORES),
+        roles=None if roles_text is None else _roles(roles_text),
+    )
+    message = HandOver(_int(fields.need(PLAYER), PLAYER), entry)
+    fields.done()
+    return message
+
+
+def _parse_gameover(tokens: Sequence[str]) -> GameOver:
+    fields = _Fields(GAMEOVER, tokens)
+    fault: tuple[int, FaultKind] | None = None
+    fault_text = fields.get(FAULT)
+    if fault_text is not None:
+        who, sep, kind = fault_text.partition(PART_SEP)
+        if not sep:
+            raise ValueError(f"malformed {FAULT} {fault_text!r} (expected player:kind: 1:timeout)")
+        fault = (_int(who, FAULT), _enum_value(FaultKind, kind, FAULT))
+    message = GameOver(
+        player=_int(fields.need(PLAYER), PLAYER),
+        end=_enum_value(GameEnd, fields.need(END), END),
+        winner=_opt_int(fields, WINNER),
+        hands=_int(fields.need(HANDS), HANDS),
+        scores=_scores(fields.need(SCORES), SCORES),
+        winners=_opt_ints(fields.need(WINNERS), WINNERS),
+        fault=fault,
+    )
+    fields.done()
+    return message
+
+
+def _parse_matchscore(tokens: Sequence[str], over: bool) -> MatchScore:
+    fields = _Fields(MATCHOVER if over else MATCHSCORE, tokens)
+    kind = MatchOver if over else MatchScore
+    message = kind(
+        games=_int(fields.need(GAMES), GAMES),
+        wins=_int(fields.need(WINS), WINS),
+        losses=_int(fields.need(LOSSES), LOSSES),
+        draws=_int(fields.need(DRAWS), DRAWS),
+    )
+    fields.done()
+    return message
+
+
+def _first_word(line: str) -> str | None:
+    tokens = line.split(maxsplit=1)
+    return tokens[0] if tokens else None
+
+
+def parse_referee_line(line: str) -> RefereeMessage:
+    """Read one line the referee sends (with or without its line break).
+
+    Returns the message, or ``Unknown`` for a line whose first word is not a referee message
+    (an engine ignores those). Raises ``ProtocolError`` if a known line is malformed.
+    """
+    tokens = line.split()
+    if not tokens:
+        return Unknown(line.strip())
+    word, rest = tokens[0], tokens[1:]
+    try:
+        if word == POSITION:
+            return _parse_position(rest)
+        if word == GO:
+            return _parse_go(rest)
+        if word == ISREADY:
+            return IsReady()
+        if word == GIN:
+            return _parse_gin(rest)
+        if word == SETOPTION:
+            return _parse_setoption(rest)
+        if word == NEWMATCH:
+            return _parse_newmatch(rest)
+        if word == NEWGAME:
+            return _parse_newgame(rest)
+        if word == HANDOVER:
+            return _parse_handover(rest)
+        if word == GAMEOVER:
+            return _parse_gameover(rest)
+        if word == MATCHSCORE:
+            return _parse_matchscore(rest, over=False)
+        if word == MATCHOVER:
+            return _parse_matchscore(rest, over=True)
+        if word == QUIT:
+            return Quit()
+    except ProtocolError:
+        raise
+    except (ValueError, IndexError) as exc:  # CardError, MeldError, MoveError, RulesError...
+        raise ProtocolError(f"malformed {word} line: {exc}", word) from None
+    return Unknown(" ".join(tokens))
+
+
+# ==========================================================================================
+# Engine lines
+
+_OPTION_KEYS: Final = (NAME, TYPE, DEFAULT, MIN, MAX, VAR)
+
+
+def _parse_option(tokens: Sequence[str]) -> OptionDecl:
+    if not tokens or tokens[0] != NAME:
+        raise ValueError(f"expected '{OPTION} {NAME} <name> {TYPE} <type> {DEFAULT} <value> ...'")
+    groups: list[tuple[str, list[str]]] = []
+    for token in tokens:
+        if token in _OPTION_KEYS:
+            groups.append((token, []))
+        else:
+            groups[-1][1].append(token)
+    values: dict[str, str] = {}
+    vars_: list[str] = []
+    for key, words in groups:
+        text = " ".join(words)
+        if key == VAR:
+            if not text:
+                raise ValueError(f"{VAR} needs a value")
+            vars_.append(text)
+        elif key in values:
+            raise ValueError(f"{key!r} is given twice")
+        else:
+            values[key] = text
+    name = values.get(NAME, "")
+    if not name:
+        raise ValueError("the option name is missing")
+    if TYPE not in values:
+        raise ValueError(f"the option {name!r} has no {TYPE}")
+    kind = _enum_value(OptionType, values[TYPE], TYPE)
+    if DEFAULT not in values:
+        raise ValueError(f"the option {name!r} has no {DEFAULT} (write {EMPTY} for none)")
+    default = values[DEFAULT]
+    default = "" if default == EMPTY else default
+    bounds = [
+        None if values.get(key) is None else _signed(values[key], key) for key in (MIN, MAX)
+    ]
+    option = OptionDecl(name, kind, default, bounds[0], bounds[1], tuple(vars_))
+    if kind is not OptionType.STRING:
+        option._value_of(default)  # a spin, check or combo must have a valid default
+    return option
+
+
+def parse_engine_line(line: str) -> EngineMessage:
+    """Read one line an engine sends (with or without its line break).
+
+    Returns the message, or ``Unknown`` for a line whose first word is not an engine message
+    (the referee logs and ignores those). Raises ``ProtocolError`` if a known line is
+    malformed; ``exc.keyword == "move"`` marks a malformed reply to ``go``.
+    """
+    tokens = line.split()
+    if not tokens:
+        return Unknown(line.strip())
+    word, rest = tokens[0], tokens[1:]
+    try:
+        if word == MOVE:
+            if not rest:
+                raise ValueError("expected a move after 'move', e.g. 'move discard 7h'")
+            return MoveReply(Move.from_str(" ".join(rest)))
+        if word == INFO:
+            return Info(" ".join(rest))
+        if word == READYOK:
+            return ReadyOk()
+        if word == ID:
+            if len(rest) < 2:
+                raise ValueError(f"expected '{ID} <{NAME}|{AUTHOR}|{VERSION}> <text>'")
+            return Id(rest[0], " ".join(rest[1:]))
+        if word == OPTION:
+            return _parse_option(rest)
+        if word == GINOK:
+            fields = _Fields(GINOK, rest)
+            version = _opt_int(fields, PROTOCOL)
+            fields.done()
+            return GinOk(PROTOCOL_VERSION if version is None else version)
+    except ProtocolError:
+        raise
+    except (ValueError, IndexError) as exc:
+        raise ProtocolError(f"malformed {word} line: {exc}", word) from None
+    return Unknown(" ".join(tokens))
+
+
+def parse_reply(line: str) -> Move | None:
+    """What the referee makes of an engine line while it waits for the reply to ``go``.
+
+    Returns the move of a ``move`` line, ``None`` for any other line (to be logged and
+    ignored, even if malformed), and raises ``ProtocolError`` for a malformed ``move`` line,
+    which is a fault.
+    """
+    try:
+        message = parse_engine_line(line)
+    except ProtocolError as exc:
+        if exc.keyword == MOVE:
+            raise
+        logger.debug("ignoring a malformed line while waiting for a move: %s", exc)
+        return None
+    return message.move if isinstance(message, MoveReply) else None

@@ -1,0 +1,43 @@
+"""The ``ginref`` command line: a thin click layer over the referee and the library.
+
+The group (``cli``) and the console entry point (``main``) live here; each command is a module
+of this package (``referee.cli.match``, ``referee.cli.tournament``, ...) and the options they
+share are ``referee.cli.options``. The machinery the commands drive (``referee.match``,
+``referee.tournament``, ``referee.check``, ``referee.replay``, ``referee.play``) lives outside,
+usable without click.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from ginproto import __version__
+from referee.cli.check import check
+from referee.cli.match import match
+from referee.cli.play import play
+from referee.cli.replay import replay
+from referee.cli.stats import stats
+from referee.cli.tournament import tournament
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ginref")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for every line).")
+def cli(verbose: int) -> None:
+    """ginref: a referee for Gin Rummy engines.
+
+    Plays engines against each other over a UCI-like line protocol (spec/PROTOCOL.md),
+    enforces the rules, rules on faults, and records every game for replay.
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+for command in (match, replay, check, tournament, play, stats):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="ginref")
