@@ -142,6 +142,7 @@ class EnginePlayer:
         self.id = EngineId()
         self.clock = Clock(self.control)
         self._pending_game: proto.NewGame | None = None
+        self._positions = proto.PositionWriter()  # this engine's position lines, turn by turn
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
         self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
         self._stderr_error: OSError | None = None
@@ -269,7 +270,7 @@ class EnginePlayer:
         )
         if process.ready():
             self._discard_stale()
-        self._send(proto.Position(view), go)
+        self._send(self._positions.format(view), go)
         started = time.monotonic()
         deadline = started + budget
         left = budget
