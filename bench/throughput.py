@@ -5,7 +5,9 @@ Measured in one run, on this machine:
 1. the bare round trip: one line as long as a typical ``position`` line to a child process
    that echoes it back at once, over pipes, with raw ``os.write`` / ``os.read`` (the physical
    limit). The echo is ``bench/echo.c``, compiled on the fly when a C compiler is present,
-   else a Python echo;
+   else a Python echo. It runs in a session of its own, as engines do; the round trip to an
+   echo in the referee's own session is shown beside it (on a busy Linux machine, where the
+   scheduler shares the CPU out between sessions, it can be many times shorter);
 2. the same round trip through the referee's own plumbing (``EngineProcess``: line cutting,
    line limits, logging hooks);
 3. a match between two engines that answer at once (``bench/instant_engine.c``, compiled
@@ -61,9 +63,16 @@ def compile_c(source: Path, out_dir: str) -> str | None:
     return out
 
 
-def bare_round_trip(argv: list[str], n: int) -> float:
-    """Seconds per round trip over raw pipes: os.write a line, os.read until it is back."""
-    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+def bare_round_trip(argv: list[str], n: int, session: bool = True) -> float:
+    """Seconds per round trip over raw pipes: os.write a line, os.read until it is back.
+
+    With ``session`` the echo runs in a session of its own, as the referee runs every engine
+    (so that its whole process group can be killed). Where the kernel groups tasks by
+    session for scheduling (Linux's autogroup), a busy machine makes that round trip far
+    slower than one to a child in the referee's own session; both are measured."""
+    child = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=session
+    )
     assert child.stdin is not None and child.stdout is not None
     out, into = child.stdin.fileno(), child.stdout.fileno()
     payload = (LINE + "\n").encode()
@@ -165,15 +174,17 @@ def main() -> None:
         match([instant, instant], 2, 1)  # warm up: page cache, sandbox set-up
         rows = []
         for r in range(args.rounds):
+            same = bare_round_trip(echo, args.trips, session=False)
             bare = bare_round_trip(echo, args.trips)
             plumbing = plumbing_round_trip(echo, args.trips)
             one = match([instant, instant], args.games, 1, seed=2024 + r)
             wall, cpu = one["wall_per_decision"], one["cpu_per_decision"]
-            rows.append((bare, plumbing, wall, cpu))
+            rows.append((bare, plumbing, wall, cpu, same))
             print(
-                f"round {r + 1}: bare RT {bare * 1e6:6.1f} us, EngineProcess RT"
-                f" {plumbing * 1e6:6.1f} us, {one['decisions']:.0f} decisions: wall"
-                f" {wall * 1e6:6.1f} us ({wall / bare:5.2f} x RT), referee CPU {cpu * 1e6:6.1f} us"
+                f"round {r + 1}: bare RT {bare * 1e6:6.1f} us (same session {same * 1e6:.1f}),"
+                f" EngineProcess RT {plumbing * 1e6:6.1f} us, {one['decisions']:.0f} decisions:"
+                f" wall {wall * 1e6:6.1f} us ({wall / bare:5.2f} x RT), referee CPU"
+                f" {cpu * 1e6:6.1f} us"
             )
 
     def med(values: list[float]) -> float:
@@ -181,7 +192,9 @@ def main() -> None:
 
     bare = med([row[0] for row in rows])
     print("medians over the rounds (ratios taken within each round):")
-    print(f"  bare pipe round trip:           {bare * 1e6:8.1f} us")
+    print(f"  bare pipe round trip:           {bare * 1e6:8.1f} us   (echo in its own session)")
+    same = med([row[4] for row in rows])
+    print(f"  the same, in the referee's session: {same * 1e6:4.1f} us")
     print(
         f"  EngineProcess round trip:       {med([row[1] for row in rows]) * 1e6:8.1f} us"
         f"   ratio {med([row[1] / row[0] for row in rows]):.2f}"
@@ -189,6 +202,7 @@ def main() -> None:
     print(
         f"  wall per decision (instant):    {med([row[2] for row in rows]) * 1e6:8.1f} us"
         f"   ratio to bare round trip {med([row[2] / row[0] for row in rows]):.2f}"
+        f" (to the same-session one {med([row[2] / row[4] for row in rows]):.2f})"
     )
     print(f"  referee CPU per decision:       {med([row[3] for row in rows]) * 1e6:8.1f} us")
 
