@@ -48,6 +48,11 @@ from referee.sandbox import Policy
 
 log = logging.getLogger(__name__)
 
+_REPLIES: dict[str, Move] = {}
+"""``move`` lines already read, with their move: the same few hundred lines come back game
+after game, and a move is immutable, so each is parsed by the codec once."""
+_REPLIES_KEPT = 4096
+
 
 class EngineSpecError(ValueError):
     """An engine argument that names no built-in engine and is no usable command line."""
@@ -137,6 +142,7 @@ class EnginePlayer:
         self.id = EngineId()
         self.clock = Clock(self.control)
         self._pending_game: proto.NewGame | None = None
+        self._positions = proto.PositionWriter()  # this engine's position lines, turn by turn
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
         self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
         self._stderr_error: OSError | None = None
@@ -246,7 +252,10 @@ class EnginePlayer:
     # -- the table's questions -------------------------------------------------------------
     def decide(self, view: GameView, decision: Decision) -> Move:
         self._ensure_ready()
+        process = self.process
+        assert process is not None
         clock = self.clock
+        control = clock.control
         budget = clock.budget()
         remaining = clock.remaining
         go = proto.Go(
@@ -256,21 +265,21 @@ class EnginePlayer:
             time=None
             if remaining is None
             else min(max(0, int(remaining * 1000)), proto.MAX_NUMBER),
-            inc=None if clock.control.base is None else int(clock.control.increment * 1000),
-            movetime=int(clock.control.move * 1000),
+            inc=None if control.base is None else int(control.increment * 1000),
+            movetime=int(control.move * 1000),
         )
-        self._discard_stale()
-        self._send(proto.Position(view), go)
+        if process.ready():
+            self._discard_stale()
+        self._send(self._positions.format(view), go)
         started = time.monotonic()
         deadline = started + budget
+        left = budget
         ignored: list[str] = []
-        assert self.process is not None
         while True:
-            left = deadline - time.monotonic()
             try:
                 if left <= 0:
                     raise EngineTimeout("no move", name=self.name)
-                line = self.process.read_line(left)
+                line = process.read_line(left)
             except EngineTimeout:
                 elapsed = time.monotonic() - started
                 kind = clock.spend(elapsed) or "timeout"
@@ -285,15 +294,22 @@ class EnginePlayer:
                 ) from None
             except EngineError as exc:
                 raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            move = _REPLIES.get(line)
+            if move is not None:
+                break
             try:
                 move = proto.parse_reply(line)
             except proto.ProtocolError as exc:
                 raise PlayerFault(FaultKind.MALFORMED, f"{_quote([line])}: {exc}") from None
             if move is not None:
+                if len(_REPLIES) >= _REPLIES_KEPT:
+                    _REPLIES.clear()
+                _REPLIES[line] = move
                 break
             log.info("%s: ignored line: %s", self.name, printable(line, 200))
             if len(ignored) < 3:
                 ignored.append(line)
+            left = deadline - time.monotonic()
         verdict = clock.spend(time.monotonic() - started)
         if verdict is not None:
             raise PlayerFault(FaultKind(verdict), f"answered {move} too late")
@@ -313,12 +329,13 @@ class EnginePlayer:
     def _discard_stale(self) -> None:
         """Throw away what the engine wrote since its last answer (spec/PROTOCOL.md: a line
         that arrives before a ``go`` is never taken as the answer to it)."""
-        assert self.process is not None
-        while True:
+        process = self.process
+        assert process is not None
+        while process.ready():
             try:
-                line = self.process.read_line(0)
+                line = process.read_line(0)
             except EngineError:
-                return  # nothing waiting; a dead engine is found out at the next read
+                return  # a dead engine is found out at the next read
             log.info(
                 "%s: discarded a line written out of turn: %s", self.name, printable(line, 200)
             )

@@ -21,6 +21,12 @@ Design (synchronous, thread based, so that a match runner can run N games in N t
 - Every protocol line goes to ``logging`` at DEBUG with the engine's name and direction, and to an
   optional ``on_line(direction, line)`` callback.
 
+Reading stdout in the game thread itself (poll and read, no hand-over) costs less CPU, but on a
+busy Linux machine it answers several times slower: the engine runs in a session of its own,
+the scheduler shares the CPU out between sessions (autogroup), and a thread that has just done
+the referee's work and sleeps in ``poll`` is woken late, while a reader thread that does
+nothing else is woken at once (``bench/throughput.py`` shows both round trips).
+
 Each `EngineProcess` costs two threads. One game thread drives ``send`` / ``read_line`` /
 ``close``; ``close`` may also be called from another thread to abort a game.
 """
@@ -238,6 +244,10 @@ class _Inbox:
             self._closed = True
             self._cond.notify_all()
 
+    def pending(self) -> bool:
+        """Whether an item waits (a line, or a mark), without waiting for one."""
+        return bool(self._items)
+
 
 # --------------------------------------------------------------------------- the process
 
@@ -265,7 +275,8 @@ class EngineProcess:
         self._stdin = proc.stdin
         self._stdout = proc.stdout
         self._stderr = proc.stderr
-        os.set_blocking(self._stdin.fileno(), False)
+        self._in_fd = self._stdin.fileno()
+        os.set_blocking(self._in_fd, False)
 
         self._returncode: int | None = None
         self._eof = False
@@ -428,27 +439,33 @@ class EngineProcess:
         for line in lines:
             if "\n" in line or "\r" in line:
                 raise ValueError(f"protocol line contains a line break: {line!r}")
-        data = memoryview("".join(line + "\n" for line in lines).encode("utf-8"))
-        deadline = time.monotonic() + timeout
+        data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
         with self._io_lock:
             if self._closed:
                 raise EngineClosed(f"{self.name}: send after close", name=self.name)
-            for line in lines:
-                self._log("to", line)
-            fd = self._stdin.fileno()
-            while data:
+            if self._on_line is not None or logger.isEnabledFor(logging.DEBUG):
+                for line in lines:
+                    self._log("to", line)
+            fd = self._in_fd
+            view = memoryview(data)
+            deadline: float | None = None
+            while view:
                 try:
-                    written = os.write(fd, data)
+                    written = os.write(fd, view)
                 except BlockingIOError:
                     written = 0
                 except OSError as exc:  # EPIPE mostly; anything else means the same here
                     raise EngineBrokenPipe(
                         self._context(f"cannot write ({exc.strerror})"), name=self.name
                     ) from exc
-                data = data[written:]
-                if not data:
+                view = view[written:]
+                if not view:
                     break
-                remaining = deadline - time.monotonic()
+                # The pipe is full: the engine has not read its input. Wait for it, a while.
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + timeout
+                remaining = deadline - now
                 if remaining <= 0:
                     raise EngineTimeout(
                         self._context(f"did not read its input within {timeout:.3f}s"),
@@ -457,6 +474,10 @@ class EngineProcess:
                 poller = select.poll()
                 poller.register(fd, select.POLLOUT)
                 poller.poll(max(1, int(remaining * 1000)))
+
+    def ready(self) -> bool:
+        """Whether a line (or the end of stdout) waits to be read, without waiting."""
+        return self._inbox.pending()
 
     def read_line(self, timeout: float) -> str:
         """The next line the engine wrote on stdout, without its line ending.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ginproto.game import Entry, Game, GameEnd, GameView
+from ginproto.hand import Turn
 from ginproto.moves import Move
 
 # ==========================================================================================
@@ -50,6 +51,7 @@ from ginproto.protocol.grammar import (
     KNOCKLIMIT,
     LAYOFF_SEP,
     LAYOFFS,
+    LIST_SEP,
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
@@ -61,6 +63,7 @@ from ginproto.protocol.grammar import (
     NAME,
     NEWGAME,
     NEWMATCH,
+    NONE,
     OPTION,
     OUTCOME,
     PART_SEP,
@@ -485,27 +488,69 @@ EngineMessage = Id | OptionDecl | GinOk | ReadyOk | MoveReply | Info | Unknown
 def format_position(view: GameView) -> str:
     """The ``position`` line of ``view``: this player's whole view of the game."""
     hand = view.hand
-    parts = [
-        POSITION,
-        PLAYER, str(view.player),
-        SEAT, str(hand.seat),
-        DEALER, str(hand.dealer),
-        HAND, str(view.hand_number),
-        PHASE, hand.phase.value,
-        TOMOVE, str(hand.to_move),
-        KNOCKLIMIT, str(hand.knock_limit),
-        STOCK, str(hand.stock),
-        CARDS, _fmt_list(hand.cards),
-        PILE, _fmt_list(hand.pile),
-        *_field(UPCARD, hand.upcard),
-        HISTORY, _fmt_list(turn_token(t) for t in hand.history),
-        SEATS, _fmt_list(view.seats),
-        SCORES, _fmt_scores(view.totals),
-        CLOSED, _fmt_list(_fmt_bool(c) for c in view.closed),
-    ]
+    history = _fmt_list(turn_token(t) for t in hand.history)
+    return _position_line(view, history, " ".join(_fmt_rules(hand.rules)))
+
+
+def _position_line(view: GameView, history: str, rules: str) -> str:
+    """The ``position`` line of ``view``, its history and its rule parameters given already
+    formatted (by ``format_position``, or kept from line to line by ``PositionWriter``)."""
+    hand = view.hand
+    line = (
+        f"{POSITION} {PLAYER} {view.player} {SEAT} {hand.seat} {DEALER} {hand.dealer}"
+        f" {HAND} {view.hand_number} {PHASE} {hand.phase.value} {TOMOVE} {hand.to_move}"
+        f" {KNOCKLIMIT} {hand.knock_limit} {STOCK} {hand.stock}"
+        f" {CARDS} {_fmt_list(hand.cards)} {PILE} {_fmt_list(hand.pile)}"
+    )
+    upcard = hand.upcard
+    if upcard is not None:
+        line += f" {UPCARD} {upcard}"
+    line += (
+        f" {HISTORY} {history} {SEATS} {_fmt_list(view.seats)}"
+        f" {SCORES} {_fmt_scores(view.totals)} {CLOSED} {_fmt_list(map(_fmt_bool, view.closed))}"
+    )
     if view.roles is not None:
-        parts += [ROLES, _fmt_roles(view.roles)]
+        line += f" {ROLES} {_fmt_roles(view.roles)}"
     if view.advice is not None:
-        parts += [ADVICE, move_token(view.advice)]
-    parts += _fmt_rules(hand.rules)
-    return " ".join(parts)
+        line += f" {ADVICE} {move_token(view.advice)}"
+    return f"{line} {rules}" if rules else line
+
+
+class PositionWriter:
+    """``format_position`` for one engine, decision after decision, formatting only what is
+    new since its last line.
+
+    A hand's history only grows, and it is most of a ``position`` line: formatted afresh
+    each time, a decision late in a long hand would cost several times one early in it.
+    The writer keeps the turns it has written and their text, and formats only the turns
+    added since; the rule parameters are formatted again only when the rules change. Any
+    view may be given: a history that does not continue the last one (another hand, game or
+    seat) is formatted afresh, so that ``format(view) == format_position(view)`` always.
+    """
+
+    __slots__ = ("_history", "_rules", "_rules_text", "_turns")
+
+    def __init__(self) -> None:
+        self._turns: tuple[Turn, ...] = ()
+        self._history = NONE
+        self._rules: Rules | None = None
+        self._rules_text = ""
+
+    def format(self, view: GameView) -> str:
+        """The ``position`` line of ``view``, as ``format_position(view)``."""
+        hand = view.hand
+        turns = hand.history
+        known = self._turns
+        n = len(known)
+        # Turns compare by value, so an equal start is an equal start of text whichever
+        # hand it comes from; the same turn objects (the usual case) compare at once.
+        if n and len(turns) >= n and turns[:n] == known:
+            if len(turns) > n:
+                self._history += LIST_SEP + LIST_SEP.join(map(turn_token, turns[n:]))
+        else:
+            self._history = _fmt_list(map(turn_token, turns))
+        self._turns = turns
+        rules = hand.rules
+        if rules is not self._rules:
+            self._rules, self._rules_text = rules, " ".join(_fmt_rules(rules))
+        return _position_line(view, self._history, self._rules_text)
