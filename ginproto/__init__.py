@@ -11,9 +11,9 @@ written with the SDK does) loads only what is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ginproto.lazy import lazy_names
 from ginproto.version import __version__
 
 if TYPE_CHECKING:
@@ -156,8 +156,6 @@ _WHERE = {
         "play_game",
     ),
 }
-_MODULE = {name: module for module, names in _WHERE.items() for name in names}
-
 __all__ = [
     "DECK",
     "Arrangement",
@@ -214,15 +212,4 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and catch a misspelt name
-
-    def __getattr__(name: str) -> Any:
-        module = _MODULE.get(name)
-        if module is None:
-            raise AttributeError(f"module 'ginproto' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names("ginproto", _WHERE, globals(), __all__)

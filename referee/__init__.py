@@ -10,8 +10,9 @@ nothing until then.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ginproto.lazy import lazy_names
 
 if TYPE_CHECKING:
     from referee.api import (
@@ -65,8 +66,6 @@ _WHERE = {
         "load_config",
     ),
 }
-_MODULE = {name: module for module, names in _WHERE.items() for name in names}
-
 __all__ = [
     "ConfigError",
     "EloInterval",
@@ -98,15 +97,4 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above, and catch a misspelt name
-
-    def __getattr__(name: str) -> Any:
-        module = _MODULE.get(name)
-        if module is None:
-            raise AttributeError(f"module 'referee' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names("referee", _WHERE, globals(), __all__)
