@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
 from ginproto.cards import Card, card_index
-from ginproto.game import Entry, GameEnd, GameView
+from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move
@@ -65,6 +65,7 @@ from ginproto.protocol.grammar import (
     NEWMATCH,
     OPTION,
     OUTCOME,
+    PARAM_SEP,
     PART_SEP,
     PHASE,
     PILE,
@@ -140,6 +141,7 @@ from ginproto.protocol.messages import (
     SetOption,
     Unknown,
 )
+from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind
 
 logger = logging.getLogger(__name__)
@@ -233,6 +235,117 @@ def _parse_position(tokens: Sequence[str]) -> Position:
         )
     fields.done()
     return Position(view)
+
+
+# The position line in the formatter's own layout (``format_position``), read without the
+# general field pass: the head's fields sit at known places and are read straight from a short
+# split, the history is cut out of the line and never split with it, and the tail (seats,
+# scores, closed, roles, advice, rules) is remembered by its text, for it changes only from
+# hand to hand. Any doubt (another order, other spacing, a field more or less, any value the
+# checks refuse) gives ``None`` and the general reader reads the line, so what is accepted,
+# what is returned and every error message are the general reader's.
+
+_HEAD_NAMES: Final = [PLAYER, SEAT, DEALER, HAND, PHASE, TOMOVE, KNOCKLIMIT, STOCK, CARDS, PILE]
+_HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
+_HISTORY_AT: Final = f" {HISTORY} "
+_TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
+
+_Tail = tuple[
+    Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
+]
+_last_tail: tuple[str, _Tail] | None = None
+
+
+def _tail_of(text: str) -> _Tail:
+    """The fields after the history, with every check of ``_parse_position`` that needs
+    nothing before the history; raises on anything the fast reader does not take."""
+    global _last_tail
+    last = _last_tail
+    if last is not None and last[0] == text:
+        return last[1]
+    fields = _Fields(POSITION, text.split(" "))
+    if not fields.values.keys() <= _TAIL_NAMES:
+        raise ValueError("a field the fast reader does not know")
+    rules = _rules(fields.params)
+    players, games = rules.players, rules.games
+    seats = _seats(fields.need(SEATS))
+    if not all(p < players for p in seats):
+        raise ValueError(SEATS)
+    totals = _parse_scores(fields.need(SCORES))
+    closed = _parse_closed(fields.need(CLOSED))
+    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
+        raise ValueError(SCORES)
+    roles_text = fields.get(ROLES)
+    roles = None if roles_text is None else _roles(roles_text)
+    if (roles is not None) != (players == 3):
+        raise ValueError(ROLES)
+    advice_text = fields.get(ADVICE)
+    advice = None if advice_text is None else parse_move_token(advice_text)
+    tail: _Tail = (rules, seats, totals, closed, roles, advice)
+    _last_tail = (text, tail)
+    return tail
+
+
+def _fast_position(line: str) -> Position | None:
+    """The ``Position`` of a line in the formatter's layout, equal to what
+    ``_parse_position`` makes of it; ``None`` for any other line (read it the general way)."""
+    try:
+        body = line[:-1] if line[-1:] == "\n" else line
+        # Single spaces only: then splitting at " " is splitting at whitespace.
+        if not body.isprintable() or "  " in body:
+            return None
+        at = body.find(_HISTORY_AT)
+        end = body.find(" ", at + len(_HISTORY_AT))
+        if at < 0 or end < 0 or body.find(PARAM_SEP, 0, end) >= 0:
+            return None  # no history, or a parameter where the general reader would see one
+        head = body[:at].split(" ")
+        size = len(head)
+        if size == _HEAD_SIZE:
+            upcard_text = None
+        elif size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD:
+            upcard_text = head[_HEAD_SIZE + 1]
+        else:
+            return None
+        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION:
+            return None
+        rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
+        cards = _cards(head[18], CARDS)
+        pile = _cards(head[20], PILE)
+        if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
+            return None
+        hand = build_frozen(
+            HandView,
+            {
+                "rules": rules,
+                "seat": _seat(head[4], SEAT),
+                "dealer": _seat(head[6], DEALER),
+                "knock_limit": _int(head[14], KNOCKLIMIT, 0, 100),
+                "phase": _enum_value(Phase, head[10], PHASE),
+                "to_move": _seat(head[12], TOMOVE),
+                "cards": cards,
+                "pile": pile,
+                "stock": _int(head[16], STOCK, 0, 52),
+                "history": _history(body[at + len(_HISTORY_AT) : end]),
+            },
+        )
+        view = build_frozen(
+            GameView,
+            {
+                "player": _int(head[2], PLAYER, 0, rules.players - 1),
+                "hand": hand,
+                "seats": seats,
+                "totals": totals,
+                "closed": closed,
+                "hand_number": _int(head[8], HAND, 1),
+                "roles": roles,
+                "advice": advice,
+            },
+        )
+        if upcard_text is not None and _cards(upcard_text, UPCARD) != (hand.upcard,):
+            return None
+        return Position(view)
+    except Exception:  # the general reader says what is wrong
+        return None
 
 
 # ==========================================================================================
@@ -386,12 +499,27 @@ def _first_word(line: str) -> str | None:
     return tokens[0] if tokens else None
 
 
+_POSITION_WORD: Final = POSITION + " "
+# The go lines without a clock, read by a lookup (a Go is immutable).
+_PLAIN_GO: Final = {
+    f"{GO} {decision.value}{end}": Go(decision) for decision in Decision for end in ("", "\n")
+}
+
+
 def parse_referee_line(line: str) -> RefereeMessage:
     """Read one line the referee sends (with or without its line break).
 
     Returns the message, or ``Unknown`` for a line whose first word is not a referee message
     (an engine ignores those). Raises ``ProtocolError`` if a known line is malformed.
     """
+    if line.startswith(_POSITION_WORD):
+        position = _fast_position(line)
+        if position is not None:
+            return position
+    else:
+        go = _PLAIN_GO.get(line)
+        if go is not None:
+            return go
     tokens = line.split()
     if not tokens:
         return Unknown(line.strip())
