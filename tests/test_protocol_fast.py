@@ -136,6 +136,8 @@ VARIANTS = [
 def test_every_real_line_takes_the_fast_way_and_equals_the_general_reader(rules: Rules) -> None:
     every, own = game_lines(rules, "fast way")
     assert any(" upcard " in line for line in every)
+    assert any(":take" in line for line in every)  # the upcard taken: checked by its turn
+    assert any(":take" not in line and " upcard " in line for line in every)
     for order in [own[0], every]:
         forget()
         for line in order:

@@ -17,7 +17,7 @@ from ginproto.cards import Card, card_index
 from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
-from ginproto.moves import Move
+from ginproto.moves import Move, MoveKind
 from ginproto.protocol.grammar import (
     ADVICE,
     AUTHOR,
@@ -52,6 +52,7 @@ from ginproto.protocol.grammar import (
     KNOCKLIMIT,
     LAYOFF_SEP,
     LAYOFFS,
+    LIST_SEP,
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
@@ -249,6 +250,8 @@ _HEAD_NAMES: Final = [PLAYER, SEAT, DEALER, HAND, PHASE, TOMOVE, KNOCKLIMIT, STO
 _HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
 _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
+_OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
+_TAKE_TURN: Final = PART_SEP + MoveKind.TAKE.value
 
 _Tail = tuple[
     Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
@@ -263,7 +266,10 @@ def _tail_of(text: str) -> _Tail:
     last = _last_tail
     if last is not None and last[0] == text:
         return last[1]
-    fields = _Fields(POSITION, text.split(" "))
+    tokens = text.split(" ")
+    if "" in tokens:
+        raise ValueError("not single spaces")
+    fields = _Fields(POSITION, tokens)
     if not fields.values.keys() <= _TAIL_NAMES:
         raise ValueError("a field the fast reader does not know")
     rules = _rules(fields.params)
@@ -291,13 +297,16 @@ def _fast_position(line: str) -> Position | None:
     ``_parse_position`` makes of it; ``None`` for any other line (read it the general way)."""
     try:
         body = line[:-1] if line[-1:] == "\n" else line
-        # Single spaces only: then splitting at " " is splitting at whitespace.
-        if not body.isprintable() or "  " in body:
+        # No whitespace but spaces (then splitting at " " is splitting at whitespace, once
+        # no token is empty): isascii is free, and each test a fast scan.
+        if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
             return None
         at = body.find(_HISTORY_AT)
-        end = body.find(" ", at + len(_HISTORY_AT))
-        if at < 0 or end < 0 or body.find(PARAM_SEP, 0, end) >= 0:
+        start = at + len(_HISTORY_AT)
+        end = body.find(" ", start)
+        if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
             return None  # no history, or a parameter where the general reader would see one
+        history_text = body[start:end]
         head = body[:at].split(" ")
         size = len(head)
         if size == _HEAD_SIZE:
@@ -306,7 +315,7 @@ def _fast_position(line: str) -> Position | None:
             upcard_text = head[_HEAD_SIZE + 1]
         else:
             return None
-        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION:
+        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
             return None
         rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
         cards = _cards(head[18], CARDS)
@@ -325,7 +334,7 @@ def _fast_position(line: str) -> Position | None:
                 "cards": cards,
                 "pile": pile,
                 "stock": _int(head[16], STOCK, 0, 52),
-                "history": _history(body[at + len(_HISTORY_AT) : end]),
+                "history": _history(history_text),
             },
         )
         view = build_frozen(
@@ -341,8 +350,18 @@ def _fast_position(line: str) -> Position | None:
                 "advice": advice,
             },
         )
-        if upcard_text is not None and _cards(upcard_text, UPCARD) != (hand.upcard,):
-            return None
+        if upcard_text is not None:
+            # The first upcard is the card of the first take, else the bottom of the pile.
+            # Without spaces, a take turn reads "<seat>:take..." and no other turn has ":take".
+            # So the turn holding the first ":take" is the first take if it is a take at all.
+            first = history_text.find(_TAKE_TURN)
+            if first < 0:
+                upcard = pile[0] if pile else None
+            else:
+                turn = hand.history[history_text.count(LIST_SEP, 0, first)]
+                upcard = turn.card if turn.move.kind is MoveKind.TAKE else hand.upcard
+            if _cards(upcard_text, UPCARD) != (upcard,):
+                return None
         return Position(view)
     except Exception:  # the general reader says what is wrong
         return None
