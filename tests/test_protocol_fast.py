@@ -32,6 +32,7 @@ from ginproto.table import Decision, play_game
 def forget() -> None:
     """Clear everything the codec remembers between lines."""
     grammar._last_history = None
+    grammar._previous_history = None
     codec._SAME.clear()
     codec._last_tail = None
 

@@ -13,12 +13,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from ginproto.cards import Card, card_index
+from ginproto.cards import _CARD_OF_TEXT, Card, card_index
 from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol.grammar import (
+    _SMALL_NUMBERS,
     ADVICE,
     AUTHOR,
     CAPPED,
@@ -252,6 +253,8 @@ _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
 _OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
 _TAKE_TURN: Final = PART_SEP + MoveKind.TAKE.value
+_SEATS: Final = frozenset((0, 1))
+_PHASE_OF: Final = {phase.value: phase for phase in Phase}
 
 _Tail = tuple[
     Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
@@ -318,34 +321,55 @@ def _fast_position(line: str) -> Position | None:
         if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
             return None
         rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
-        cards = _cards(head[18], CARDS)
-        pile = _cards(head[20], PILE)
+        # Values by lookup; any other text (which may still be valid) goes the general way.
+        try:
+            cards = tuple(map(_CARD_OF_TEXT, head[18].split(LIST_SEP)))
+            pile = tuple(map(_CARD_OF_TEXT, head[20].split(LIST_SEP)))
+        except KeyError:
+            cards = _cards(head[18], CARDS)
+            pile = _cards(head[20], PILE)
         if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
+            return None
+        number = _SMALL_NUMBERS.get
+        seat, dealer, to_move = number(head[4]), number(head[6]), number(head[12])
+        knock_limit, stock = number(head[14], -1), number(head[16], -1)
+        player, hand_number = number(head[2], -1), number(head[8], 0)
+        phase = _PHASE_OF.get(head[10])
+        if (
+            not 0 <= player < rules.players
+            or hand_number < 1
+            or seat not in _SEATS
+            or dealer not in _SEATS
+            or to_move not in _SEATS
+            or not 0 <= knock_limit <= 100
+            or not 0 <= stock <= 52
+            or phase is None
+        ):
             return None
         hand = build_frozen(
             HandView,
             {
                 "rules": rules,
-                "seat": _seat(head[4], SEAT),
-                "dealer": _seat(head[6], DEALER),
-                "knock_limit": _int(head[14], KNOCKLIMIT, 0, 100),
-                "phase": _enum_value(Phase, head[10], PHASE),
-                "to_move": _seat(head[12], TOMOVE),
+                "seat": seat,
+                "dealer": dealer,
+                "knock_limit": knock_limit,
+                "phase": phase,
+                "to_move": to_move,
                 "cards": cards,
                 "pile": pile,
-                "stock": _int(head[16], STOCK, 0, 52),
+                "stock": stock,
                 "history": _history(history_text),
             },
         )
         view = build_frozen(
             GameView,
             {
-                "player": _int(head[2], PLAYER, 0, rules.players - 1),
+                "player": player,
                 "hand": hand,
                 "seats": seats,
                 "totals": totals,
                 "closed": closed,
-                "hand_number": _int(head[8], HAND, 1),
+                "hand_number": hand_number,
                 "roles": roles,
                 "advice": advice,
             },
@@ -360,7 +384,8 @@ def _fast_position(line: str) -> Position | None:
             else:
                 turn = hand.history[history_text.count(LIST_SEP, 0, first)]
                 upcard = turn.card if turn.move.kind is MoveKind.TAKE else hand.upcard
-            if _cards(upcard_text, UPCARD) != (upcard,):
+            said = _CARD_OF_TEXT(upcard_text)
+            if said is not upcard and _cards(upcard_text, UPCARD) != (upcard,):
                 return None
         return Position(view)
     except Exception:  # the general reader says what is wrong
