@@ -5,6 +5,10 @@ an engine sends; a line whose first word is not a message of that direction come
 ``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for the lines read most.
 Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
 ``parse(format(message)) == message`` for every message.
+
+A ``position`` line, read on every decision, first goes to a fast reader that knows the
+formatter's own layout; on any doubt it leaves the line to the general reader, so both accept
+the same lines, give the same messages and raise the same errors.
 """
 
 from __future__ import annotations
