@@ -212,9 +212,8 @@ class Game:
         """What ``player`` may know now. The sitter gets the captain's view of the hand."""
         if self.hand is None:
             raise ValueError("no hand has been dealt")
-        seat = self.seat_of(player)
-        if seat is None:
-            seat = 1  # the sitter sees the captain's hand
+        seats = self.seats  # as seat_of, inline: this runs on every decision
+        seat = seats.index(player) if player in seats else 1  # the sitter: the captain's hand
         scores = self._scores
         if scores is None:
             scores = self._scores = (

@@ -170,7 +170,23 @@ class Engine:
         """Answer one decision in process. An exception in the engine's own code becomes a
         ``PlayerFault`` (a crash), an answer that is not a ``Move`` a malformed reply."""
         self.go = _GO[decision._value_]
-        return self._decide(view, decision)
+        try:  # as _decide, inline: this runs on every decision
+            phase = view.hand.phase
+            if decision is _ADVICE:
+                move = self.advise(view)
+            elif phase is _DISCARD:
+                move = self.discard(view)
+            elif phase is _DRAW:
+                move = self.draw(view)
+            else:
+                move = self._by_phase(view)
+        except PlayerFault:
+            raise
+        except Exception as exc:
+            raise PlayerFault(FaultKind.CRASH, f"{type(exc).__name__}: {exc}") from exc
+        if move.__class__ is not Move and not isinstance(move, Move):
+            raise PlayerFault(FaultKind.MALFORMED, f"the engine answered {move!r}, not a Move")
+        return move
 
     def hand_over(self, player: int, entry: Entry) -> None:
         self._hook(self.on_hand_over, HandOver(player, entry))
@@ -321,6 +337,8 @@ class Engine:
         else:
             _write(self._out, Info(text).format(), self.name)
 
+
+_ADVICE, _DISCARD, _DRAW = Decision.ADVICE, Phase.DISCARD, Phase.DRAW
 
 # In process there is no clock. Keyed by the value: a member hashes in Python, a string in C.
 _GO = {decision.value: Go(decision) for decision in Decision}

@@ -5,6 +5,10 @@ an engine sends; a line whose first word is not a message of that direction come
 ``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for the lines read most.
 Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
 ``parse(format(message)) == message`` for every message.
+
+A ``position`` line, read on every decision, first goes to a fast reader that knows the
+formatter's own layout; on any doubt it leaves the line to the general reader, so both accept
+the same lines, give the same messages and raise the same errors.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from ginproto.cards import Card, card_index
-from ginproto.game import Entry, GameEnd, GameView
+from ginproto.cards import _CARD_OF_TEXT, Card, card_index
+from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
-from ginproto.moves import Move
+from ginproto.moves import Move, MoveKind
 from ginproto.protocol.grammar import (
+    _SMALL_NUMBERS,
     ADVICE,
     AUTHOR,
     CAPPED,
@@ -52,6 +57,7 @@ from ginproto.protocol.grammar import (
     KNOCKLIMIT,
     LAYOFF_SEP,
     LAYOFFS,
+    LIST_SEP,
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
@@ -65,6 +71,7 @@ from ginproto.protocol.grammar import (
     NEWMATCH,
     OPTION,
     OUTCOME,
+    PARAM_SEP,
     PART_SEP,
     PHASE,
     PILE,
@@ -140,6 +147,7 @@ from ginproto.protocol.messages import (
     SetOption,
     Unknown,
 )
+from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind
 
 logger = logging.getLogger(__name__)
@@ -233,6 +241,159 @@ def _parse_position(tokens: Sequence[str]) -> Position:
         )
     fields.done()
     return Position(view)
+
+
+# The position line in the formatter's own layout (``format_position``), read without the
+# general field pass: the head's fields sit at known places and are read straight from a short
+# split, the history is cut out of the line and never split with it, and the tail (seats,
+# scores, closed, roles, advice, rules) is remembered by its text, for it changes only from
+# hand to hand. Any doubt (another order, other spacing, a field more or less, any value the
+# checks refuse) gives ``None`` and the general reader reads the line, so what is accepted,
+# what is returned and every error message are the general reader's.
+
+_HEAD_NAMES: Final = [PLAYER, SEAT, DEALER, HAND, PHASE, TOMOVE, KNOCKLIMIT, STOCK, CARDS, PILE]
+_HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
+_HISTORY_AT: Final = f" {HISTORY} "
+_TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
+_OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
+_TAKE_TURN: Final = PART_SEP + MoveKind.TAKE.value
+_SEATS: Final = frozenset((0, 1))
+_PHASE_OF: Final = {phase.value: phase for phase in Phase}
+
+_Tail = tuple[
+    Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
+]
+_last_tail: tuple[str, _Tail] | None = None
+
+
+def _tail_of(text: str) -> _Tail:
+    """The fields after the history, with every check of ``_parse_position`` that needs
+    nothing before the history; raises on anything the fast reader does not take."""
+    global _last_tail
+    last = _last_tail
+    if last is not None and last[0] == text:
+        return last[1]
+    tokens = text.split(" ")
+    if "" in tokens:
+        raise ValueError("not single spaces")
+    fields = _Fields(POSITION, tokens)
+    if not fields.values.keys() <= _TAIL_NAMES:
+        raise ValueError("a field the fast reader does not know")
+    rules = _rules(fields.params)
+    players, games = rules.players, rules.games
+    seats = _seats(fields.need(SEATS))
+    if not all(p < players for p in seats):
+        raise ValueError(SEATS)
+    totals = _parse_scores(fields.need(SCORES))
+    closed = _parse_closed(fields.need(CLOSED))
+    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
+        raise ValueError(SCORES)
+    roles_text = fields.get(ROLES)
+    roles = None if roles_text is None else _roles(roles_text)
+    if (roles is not None) != (players == 3):
+        raise ValueError(ROLES)
+    advice_text = fields.get(ADVICE)
+    advice = None if advice_text is None else parse_move_token(advice_text)
+    tail: _Tail = (rules, seats, totals, closed, roles, advice)
+    _last_tail = (text, tail)
+    return tail
+
+
+def _fast_position(line: str) -> Position | None:
+    """The ``Position`` of a line in the formatter's layout, equal to what
+    ``_parse_position`` makes of it; ``None`` for any other line (read it the general way)."""
+    try:
+        body = line[:-1] if line[-1:] == "\n" else line
+        # No whitespace but spaces (then splitting at " " is splitting at whitespace, once
+        # no token is empty): isascii is free, and each test a fast scan.
+        if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
+            return None
+        at = body.find(_HISTORY_AT)
+        start = at + len(_HISTORY_AT)
+        end = body.find(" ", start)
+        if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
+            return None  # no history, or a parameter where the general reader would see one
+        history_text = body[start:end]
+        head = body[:at].split(" ")
+        size = len(head)
+        if size == _HEAD_SIZE:
+            upcard_text = None
+        elif size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD:
+            upcard_text = head[_HEAD_SIZE + 1]
+        else:
+            return None
+        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
+            return None
+        rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
+        # Values by lookup; any other text (which may still be valid) goes the general way.
+        try:
+            cards = tuple(map(_CARD_OF_TEXT, head[18].split(LIST_SEP)))
+            pile = tuple(map(_CARD_OF_TEXT, head[20].split(LIST_SEP)))
+        except KeyError:
+            cards = _cards(head[18], CARDS)
+            pile = _cards(head[20], PILE)
+        if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
+            return None
+        number = _SMALL_NUMBERS.get
+        seat, dealer, to_move = number(head[4]), number(head[6]), number(head[12])
+        knock_limit, stock = number(head[14], -1), number(head[16], -1)
+        player, hand_number = number(head[2], -1), number(head[8], 0)
+        phase = _PHASE_OF.get(head[10])
+        if (
+            not 0 <= player < rules.players
+            or hand_number < 1
+            or seat not in _SEATS
+            or dealer not in _SEATS
+            or to_move not in _SEATS
+            or not 0 <= knock_limit <= 100
+            or not 0 <= stock <= 52
+            or phase is None
+        ):
+            return None
+        hand = build_frozen(
+            HandView,
+            {
+                "rules": rules,
+                "seat": seat,
+                "dealer": dealer,
+                "knock_limit": knock_limit,
+                "phase": phase,
+                "to_move": to_move,
+                "cards": cards,
+                "pile": pile,
+                "stock": stock,
+                "history": _history(history_text),
+            },
+        )
+        view = build_frozen(
+            GameView,
+            {
+                "player": player,
+                "hand": hand,
+                "seats": seats,
+                "totals": totals,
+                "closed": closed,
+                "hand_number": hand_number,
+                "roles": roles,
+                "advice": advice,
+            },
+        )
+        if upcard_text is not None:
+            # The first upcard is the card of the first take, else the bottom of the pile.
+            # Without spaces, a take turn reads "<seat>:take..." and no other turn has ":take".
+            # So the turn holding the first ":take" is the first take if it is a take at all.
+            first = history_text.find(_TAKE_TURN)
+            if first < 0:
+                upcard = pile[0] if pile else None
+            else:
+                turn = hand.history[history_text.count(LIST_SEP, 0, first)]
+                upcard = turn.card if turn.move.kind is MoveKind.TAKE else hand.upcard
+            said = _CARD_OF_TEXT(upcard_text)
+            if said is not upcard and _cards(upcard_text, UPCARD) != (upcard,):
+                return None
+        return Position(view)
+    except Exception:  # the general reader says what is wrong
+        return None
 
 
 # ==========================================================================================
@@ -386,12 +547,27 @@ def _first_word(line: str) -> str | None:
     return tokens[0] if tokens else None
 
 
+_POSITION_WORD: Final = POSITION + " "
+# The go lines without a clock, read by a lookup (a Go is immutable).
+_PLAIN_GO: Final = {
+    f"{GO} {decision.value}{end}": Go(decision) for decision in Decision for end in ("", "\n")
+}
+
+
 def parse_referee_line(line: str) -> RefereeMessage:
     """Read one line the referee sends (with or without its line break).
 
     Returns the message, or ``Unknown`` for a line whose first word is not a referee message
     (an engine ignores those). Raises ``ProtocolError`` if a known line is malformed.
     """
+    if line.startswith(_POSITION_WORD):
+        position = _fast_position(line)
+        if position is not None:
+            return position
+    else:
+        go = _PLAIN_GO.get(line)
+        if go is not None:
+            return go
     tokens = line.split()
     if not tokens:
         return Unknown(line.strip())

@@ -344,24 +344,26 @@ def parse_turn_token(text: str) -> Turn:
 
 def _history(text: str) -> tuple[Turn, ...]:
     """The turns of a history list. An engine reads the same hand's history again in every
-    position line, each time a few turns longer, so the last one read is kept: a history that
-    extends it by whole turns costs only its new turns."""
-    last = _last_history
-    if last is not None:
+    position line, each time a few turns longer, so the last two read are kept (two seats'
+    views, when one process reads both): a history that extends one by whole turns costs only
+    its new turns."""
+    for last in (_last_history, _previous_history):
+        if last is None:
+            continue
         last_text, last_turns = last
         if text == last_text:
             return last_turns
         size = len(last_text)
         if text.startswith(last_text) and text[size : size + 1] == LIST_SEP:
             new = text[size + 1 :].split(LIST_SEP)
-            if "" not in new:
-                try:
-                    turns = last_turns + tuple(map(parse_turn_token, new))
-                except ValueError:
-                    pass  # the whole list again below, for the error message
-                else:
-                    _remember_history(text, turns)
-                    return turns
+            if "" in new:
+                break
+            try:
+                turns = last_turns + tuple(map(parse_turn_token, new))
+            except ValueError:
+                break  # the whole list again below, for the error message
+            _remember_history(text, turns)
+            return turns
     turns = tuple(map(parse_turn_token, _list(text)))
     if turns:
         _remember_history(text, turns)
@@ -369,10 +371,14 @@ def _history(text: str) -> tuple[Turn, ...]:
 
 
 _last_history: tuple[str, tuple[Turn, ...]] | None = None
+_previous_history: tuple[str, tuple[Turn, ...]] | None = None
 
 
 def _remember_history(text: str, turns: tuple[Turn, ...]) -> None:
-    global _last_history
+    global _last_history, _previous_history
+    last = _last_history
+    if last is not None and not text.startswith(last[0]):
+        _previous_history = last  # another view: keep the last one too
     _last_history = (text, turns)
 
 
