@@ -7,13 +7,16 @@ short machine ``reason`` and never blocks for longer than the timeout it asked f
 
 Design (synchronous, so that a match runner can run N games in N threads):
 
-- The engine runs in a process group of its own (``process_group=0``) within the referee's
-  session, from an argv list and never through a shell, with a minimal environment; given a
-  sandbox policy, inside bubblewrap with its limits (``referee.sandbox`` builds that command and
-  cleans up after it). Not being the terminal's foreground group, it gets no signal from the
-  keyboard. It stays in the referee's session on purpose: Linux's scheduler shares the CPU out
-  between sessions (autogroup), and on a busy machine a referee that waits for an engine in
-  another session is woken late, several times slower per decision than one that shares it.
+- The engine runs from an argv list and never through a shell, with a minimal environment;
+  given a sandbox policy, inside bubblewrap with its limits (``referee.sandbox`` builds that
+  command and cleans up after it). A sandboxed engine runs in a process group of its own
+  (``process_group=0``) within the referee's session: not being the terminal's foreground group,
+  it gets no signal from the keyboard, and the sandbox hides the terminal itself. It stays in
+  the referee's session on purpose: Linux's scheduler shares the CPU out between sessions
+  (autogroup), and on a busy machine a referee that waits for an engine in another session is
+  woken late, several times slower per decision than one that shares it. An engine run without
+  a sandbox gets a session of its own instead, so that it has no controlling terminal to open:
+  it pays the scheduling cost, not the referee's terminal.
 - Stdout is read by the thread that asks for a line, straight from the pipe (``poll`` and
   ``os.read`` on its descriptor, cut into lines of at most ``line_limit`` bytes): no thread and
   no hand-over between threads stands between the engine's answer and the referee. Nothing is
@@ -313,7 +316,9 @@ class EngineProcess:
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=full_env,
-                process_group=0,
+                # Sandboxed: the referee's session (see the module docstring); bare: its own.
+                process_group=0 if jail is not None else None,
+                start_new_session=jail is None,
                 close_fds=True,
                 pass_fds=jail.pass_fds if jail is not None else (),
                 bufsize=0,

@@ -345,18 +345,21 @@ import sys
 from referee.process import EngineProcess
 from referee.sandbox import Policy, SandboxMode
 os.close(os.open("/dev/tty", os.O_RDWR))  # the referee itself runs on a terminal
-policy = Policy(mode=SandboxMode.REQUIRE)
+policy = Policy(mode=SandboxMode.REQUIRE) if sys.argv[2] == "sandboxed" else None
 with EngineProcess.start([sys.executable, "-c", sys.argv[1]], sandbox=policy) as engine:
     print("engine says:", engine.read_line(30), flush=True)
 """
 
 
-@needs_sandbox
-def test_an_engine_cannot_reach_the_referees_terminal() -> None:
-    """A referee run from a terminal: its sandboxed engine cannot open that terminal, so it can
-    neither read the user's keys nor push input into the shell."""
+@pytest.mark.parametrize("mode", ["sandboxed", "bare"])
+def test_an_engine_cannot_reach_the_referees_terminal(mode: str) -> None:
+    """A referee run from a terminal: its engine cannot open that terminal, so it can neither
+    read the user's keys nor push input into the shell. A sandboxed engine shares the referee's
+    session, and the sandbox hides the terminal; a bare one has a session of its own."""
+    if mode == "sandboxed" and not support().available and not CI:
+        pytest.skip(f"the sandbox cannot run here: {support().reason}")
     child = pexpect.spawn(
-        sys.executable, ["-c", _TTY_REFEREE, _TTY_PROBE], encoding="utf-8", timeout=60
+        sys.executable, ["-c", _TTY_REFEREE, _TTY_PROBE, mode], encoding="utf-8", timeout=60
     )
     child.expect(r"engine says: (.*)\r\n")
     said = str(child.match.group(1))
