@@ -5,9 +5,10 @@ Measured in one run, on this machine:
 1. the bare round trip: one line as long as a typical ``position`` line to a child process
    that echoes it back at once, over pipes, with raw ``os.write`` / ``os.read`` (the physical
    limit). The echo is ``bench/echo.c``, compiled on the fly when a C compiler is present,
-   else a Python echo. It runs in a session of its own, as engines do; the round trip to an
-   echo in the referee's own session is shown beside it (on a busy Linux machine, where the
-   scheduler shares the CPU out between sessions, it can be many times shorter);
+   else a Python echo. It runs in a session of its own; the round trip to an echo in the
+   referee's own session, where engines run (``referee.process``), is shown beside it (on a
+   busy Linux machine, where the scheduler shares the CPU out between sessions, it can be
+   many times shorter);
 2. the same round trip through the referee's own plumbing (``EngineProcess``: line cutting,
    line limits, logging hooks);
 3. a match between two engines that answer at once (``bench/instant_engine.c``, compiled
@@ -66,10 +67,10 @@ def compile_c(source: Path, out_dir: str) -> str | None:
 def bare_round_trip(argv: list[str], n: int, session: bool = True) -> float:
     """Seconds per round trip over raw pipes: os.write a line, os.read until it is back.
 
-    With ``session`` the echo runs in a session of its own, as the referee runs every engine
-    (so that its whole process group can be killed). Where the kernel groups tasks by
-    session for scheduling (Linux's autogroup), a busy machine makes that round trip far
-    slower than one to a child in the referee's own session; both are measured."""
+    With ``session`` the echo runs in a session of its own; without, in the referee's
+    session, as the referee runs every engine (in a process group of its own). Where the
+    kernel groups tasks by session for scheduling (Linux's autogroup), a busy machine makes
+    the first round trip far slower than the second; both are measured."""
     child = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=session
     )

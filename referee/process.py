@@ -5,15 +5,24 @@ the engine does (answer late, never answer, flood stdout or stderr, print a line
 crash, ignore ``quit``, leave children behind) the referee sees one of a few `EngineError`s with a
 short machine ``reason`` and never blocks for longer than the timeout it asked for.
 
-Design (synchronous, thread based, so that a match runner can run N games in N threads):
+Design (synchronous, so that a match runner can run N games in N threads):
 
-- The engine runs in its own session and process group (``start_new_session=True``), from an argv
-  list and never through a shell, with a minimal environment; given a sandbox policy, inside
-  bubblewrap with its limits (``referee.sandbox`` builds that command and cleans up after it).
-- A reader thread cuts stdout into lines of at most ``line_limit`` bytes and feeds them to an inbox
-  that is bounded in bytes: an engine that floods stdout fills its own pipe and is slowed down,
-  while the referee's memory stays flat.
-- A second thread always drains stderr, into a file or nowhere, so a chatty engine never blocks on
+- The engine runs from an argv list and never through a shell, with a minimal environment;
+  given a sandbox policy, inside bubblewrap with its limits (``referee.sandbox`` builds that
+  command and cleans up after it). A sandboxed engine runs in a process group of its own
+  (``process_group=0``) within the referee's session: not being the terminal's foreground group,
+  it gets no signal from the keyboard, and the sandbox hides the terminal itself. It stays in
+  the referee's session on purpose: Linux's scheduler shares the CPU out between sessions
+  (autogroup), and on a busy machine a referee that waits for an engine in another session is
+  woken late, several times slower per decision than one that shares it. An engine run without
+  a sandbox gets a session of its own instead, so that it has no controlling terminal to open:
+  it pays the scheduling cost, not the referee's terminal.
+- Stdout is read by the thread that asks for a line, straight from the pipe (``poll`` and
+  ``os.read`` on its descriptor, cut into lines of at most ``line_limit`` bytes): no thread and
+  no hand-over between threads stands between the engine's answer and the referee. Nothing is
+  read before it is asked for, so an engine that floods stdout fills its own pipe and is slowed
+  down, while the referee's memory stays flat (one chunk and one line at most).
+- A thread always drains stderr, into a file or nowhere, so a chatty engine never blocks on
   a full stderr pipe. The last few kilobytes are kept to give error messages some context.
 - `EngineProcess.close` kills the whole process group with SIGKILL, grandchildren included, and
   reaps the engine. The engine is only ever reaped there, so the group id stays reserved (by the
@@ -21,14 +30,9 @@ Design (synchronous, thread based, so that a match runner can run N games in N t
 - Every protocol line goes to ``logging`` at DEBUG with the engine's name and direction, and to an
   optional ``on_line(direction, line)`` callback.
 
-Reading stdout in the game thread itself (poll and read, no hand-over) costs less CPU, but on a
-busy Linux machine it answers several times slower: the engine runs in a session of its own,
-the scheduler shares the CPU out between sessions (autogroup), and a thread that has just done
-the referee's work and sleeps in ``poll`` is woken late, while a reader thread that does
-nothing else is woken at once (``bench/throughput.py`` shows both round trips).
-
-Each `EngineProcess` costs two threads. One game thread drives ``send`` / ``read_line`` /
-``close``; ``close`` may also be called from another thread to abort a game.
+Each `EngineProcess` costs one thread (stderr's). One game thread drives ``send`` /
+``read_line`` / ``close``; ``close`` may also be called from another thread to abort a game: a
+read in progress notices within ``_POLL_MS`` and raises `EngineClosed`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import collections
 import contextlib
 import errno
 import logging
+import math
 import os
 import select
 import shutil
@@ -204,51 +209,6 @@ _EOF: Final = _Eof()
 _Item = str | _TooLong | _Eof
 
 
-class _Inbox:
-    """Lines from the reader thread to the game thread, bounded in bytes (not in count)."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self._cond = threading.Condition()
-        self._items: collections.deque[_Item] = collections.deque()
-        self._bytes = 0
-        self._max_bytes = max_bytes
-        self._closed = False
-
-    def put(self, item: _Item) -> bool:
-        """Queue an item, waiting while the inbox is full; False once the inbox is closed."""
-        size = len(item) if isinstance(item, str) else 0
-        with self._cond:
-            while self._items and self._bytes + size > self._max_bytes and not self._closed:
-                self._cond.wait()
-            if self._closed:
-                return False
-            self._items.append(item)
-            self._bytes += size
-            self._cond.notify_all()
-            return True
-
-    def get(self, timeout: float) -> _Item | None:
-        """The next item, or None if nothing came within ``timeout`` seconds or it was closed."""
-        with self._cond:
-            self._cond.wait_for(lambda: bool(self._items) or self._closed, max(timeout, 0.0))
-            if not self._items:
-                return None
-            item = self._items.popleft()
-            if isinstance(item, str):
-                self._bytes -= len(item)
-            self._cond.notify_all()
-            return item
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def pending(self) -> bool:
-        """Whether an item waits (a line, or a mark), without waiting for one."""
-        return bool(self._items)
-
-
 # --------------------------------------------------------------------------- the process
 
 
@@ -285,19 +245,22 @@ class EngineProcess:
         self._io_lock = threading.Lock()
         self._tail = b""
         self.stderr_error: OSError | None = None  # writing ``stderr_path`` failed (referee's)
-        self._inbox = _Inbox(2 * line_limit + _CHUNK)
-        self._stop_stdout = threading.Event()
+        # Stdout, read on demand by the thread that calls read_line (see _fill).
+        self._out_fd = self._stdout.fileno()
+        self._out_poll = select.poll()
+        self._out_poll.register(self._out_fd, select.POLLIN)
+        self._items: collections.deque[_Item] = collections.deque()  # read, not yet taken
+        self._line = bytearray()  # the start of a line whose newline has not come yet
+        self._discarding = False  # inside a too-long line, waiting for its newline
+        self._out_done = False  # stdout reached its end (or the process was closed)
+        self._read_lock = threading.Lock()  # held while reading stdout; close waits for it
         self._stop_stderr = threading.Event()
-        self._stdout_thread = threading.Thread(
-            target=self._read_stdout, name=f"engine-{name}-stdout", daemon=True
-        )
         self._stderr_thread = threading.Thread(
             target=self._drain_stderr,
             args=(stderr_sink, stderr_limit),
             name=f"engine-{name}-stderr",
             daemon=True,
         )
-        self._stdout_thread.start()
         self._stderr_thread.start()
 
     @classmethod
@@ -314,7 +277,7 @@ class EngineProcess:
         stderr_limit: int = DEFAULT_STDERR_LIMIT,
         sandbox: Policy | None = None,
     ) -> EngineProcess:
-        """Start ``argv`` (never through a shell) in its own process group.
+        """Start ``argv`` (never through a shell) in a process group of its own.
 
         With a ``sandbox`` policy it starts inside bubblewrap with its limits
         (``referee.sandbox``), unless the policy's mode says to run it bare.
@@ -353,7 +316,9 @@ class EngineProcess:
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=full_env,
-                start_new_session=True,
+                # Sandboxed: the referee's session (see the module docstring); bare: its own.
+                process_group=0 if jail is not None else None,
+                start_new_session=jail is None,
                 close_fds=True,
                 pass_fds=jail.pass_fds if jail is not None else (),
                 bufsize=0,
@@ -475,10 +440,6 @@ class EngineProcess:
                 poller.register(fd, select.POLLOUT)
                 poller.poll(max(1, int(remaining * 1000)))
 
-    def ready(self) -> bool:
-        """Whether a line (or the end of stdout) waits to be read, without waiting."""
-        return self._inbox.pending()
-
     def read_line(self, timeout: float) -> str:
         """The next line the engine wrote on stdout, without its line ending.
 
@@ -492,9 +453,16 @@ class EngineProcess:
             raise EngineClosed(f"{self.name}: read after close", name=self.name)
         if self._eof:
             raise self._exited_error()
-        item = self._inbox.get(timeout)
+        items = self._items
+        if not items:
+            self._fill(timeout)
         if self._closed:
             raise EngineClosed(f"{self.name}: closed while reading", name=self.name)
+        item = items.popleft() if items else None
+        if type(item) is str:
+            if self._on_line is not None or logger.isEnabledFor(logging.DEBUG):
+                self._log("from", item)
+            return item
         if item is None:
             if self._status() is not None:
                 raise self._exited_error()
@@ -503,12 +471,9 @@ class EngineProcess:
             raise EngineLineTooLong(
                 self._context(f"wrote a line longer than {item.limit} bytes"), name=self.name
             )
-        if isinstance(item, _Eof):
-            self._eof = True
-            self._await_exit(0.5)
-            raise self._exited_error()
-        self._log("from", item)
-        return item
+        self._eof = True  # the end of stdout
+        self._await_exit(0.5)
+        raise self._exited_error()
 
     # ----------------------------------------------------------------------- shutdown
 
@@ -564,19 +529,25 @@ class EngineProcess:
 
     def _stop_threads(self) -> None:
         # Unread stdout is of no interest any more; stderr is given a moment to reach its file.
-        self._stop_stdout.set()
-        self._inbox.close()
+        # A read in progress in another thread ends within _POLL_MS, seeing the process closed.
+        if self._read_lock.acquire(timeout=_JOIN_TIMEOUT):
+            try:
+                self._out_done = True
+                self._items.clear()
+                self._stdout.close()
+            finally:
+                self._read_lock.release()
+        else:  # never expected: a read polls the closed flag
+            logger.warning("%s: a read of stdout did not end; leaving its pipe open", self.name)
         self._stderr_thread.join(_JOIN_TIMEOUT / 2)
         self._stop_stderr.set()
-        for thread, pipe in (
-            (self._stdout_thread, self._stdout),
-            (self._stderr_thread, self._stderr),
-        ):
-            thread.join(_JOIN_TIMEOUT)
-            if thread.is_alive():  # never expected: the threads poll their stop flags
-                logger.warning("%s: %s did not stop; leaving its pipe open", self.name, thread.name)
-            else:
-                pipe.close()
+        self._stderr_thread.join(_JOIN_TIMEOUT)
+        if self._stderr_thread.is_alive():  # never expected: the thread polls its stop flag
+            logger.warning(
+                "%s: %s did not stop; leaving its pipe open", self.name, self._stderr_thread.name
+            )
+        else:
+            self._stderr.close()
 
     # ----------------------------------------------------------------------- internals
 
@@ -640,43 +611,87 @@ class EngineProcess:
                 return True
         return False
 
-    def _read_stdout(self) -> None:
-        """Reader thread: stdout bytes -> bounded lines -> inbox. Memory stays below the limit."""
-        fd = self._stdout.fileno()
-        limit = self.line_limit
-        line = bytearray()
-        discarding = False  # inside a too-long line, waiting for its newline
-        try:
-            while self._wait_readable(fd, self._stop_stdout):
+    def ready(self) -> bool:
+        """Whether a line (or the end of stdout) can be read now without waiting."""
+        if self._items or self._out_done:
+            return True
+        if self._closed:
+            return False
+        return bool(self._out_poll.poll(0))
+
+    def _fill(self, timeout: float) -> None:
+        """Read stdout until at least one item (a line, a too-long mark or the end) is
+        waiting in ``_items``, ``timeout`` seconds have passed, or the process is closed.
+
+        The bytes are cut into lines as they come: a line is kept up to ``line_limit`` bytes,
+        beyond which it is dropped, a too-long mark queued in its place and the rest of it
+        discarded up to its newline. So memory holds one chunk and one line at most.
+        """
+        with self._read_lock:
+            if self._out_done or self._closed:
+                return
+            items = self._items
+            fd = self._out_fd
+            poll = self._out_poll.poll
+            deadline = 0.0
+            if timeout > 0:
+                deadline = time.monotonic() + timeout
+            wait = max(0, min(_POLL_MS, math.ceil(timeout * 1000)))
+            while True:
+                if not poll(wait):
+                    if self._closed:
+                        return
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    wait = min(_POLL_MS, math.ceil(left * 1000))
+                    continue
                 try:
                     chunk = os.read(fd, _CHUNK)
                 except OSError:
-                    break
+                    chunk = b""
                 if not chunk:
-                    break
-                start = 0
-                while True:
-                    newline = chunk.find(b"\n", start)
-                    end = len(chunk) if newline < 0 else newline
-                    if not discarding:
-                        line += chunk[start:end]
-                        if len(line) > limit:
-                            line.clear()
-                            discarding = True
-                            if not self._inbox.put(_TooLong(limit)):
-                                return
-                    if newline < 0:
-                        break
-                    if discarding:
-                        discarding = False
-                    elif not self._inbox.put(_decode(line)):
-                        return
+                    line = self._line
+                    if line and not self._discarding and not self._closed:
+                        items.append(_decode(line))  # a last line without its newline
                     line.clear()
-                    start = newline + 1
-            if line and not discarding and not self._stop_stdout.is_set():
-                self._inbox.put(_decode(line))  # a last line without its newline
-        finally:
-            self._inbox.put(_EOF)
+                    items.append(_EOF)
+                    self._out_done = True
+                    return
+                self._cut(chunk)
+                if items:
+                    return
+
+    def _cut(self, chunk: bytes) -> None:
+        """Cut ``chunk`` into lines onto ``_items``; keep an unfinished line in ``_line``."""
+        items = self._items
+        line = self._line
+        limit = self.line_limit
+        start = 0
+        if not self._discarding and not line:
+            # The common case: whole short lines. Each is decoded straight from the chunk.
+            newline = chunk.find(b"\n")
+            while newline >= 0 and newline - start <= limit:
+                items.append(_decode(chunk[start:newline]))
+                start = newline + 1
+                newline = chunk.find(b"\n", start)
+        while True:
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            if not self._discarding:
+                line += chunk[start:end]
+                if len(line) > limit:
+                    line.clear()
+                    self._discarding = True
+                    items.append(_TooLong(limit))
+            if newline < 0:
+                break
+            if self._discarding:
+                self._discarding = False
+            else:
+                items.append(_decode(line))
+            line.clear()
+            start = newline + 1
 
     def _drain_stderr(self, sink: IO[bytes] | None, cap: int) -> None:
         """Stderr thread: always read, so the engine never blocks; keep a tail for messages."""

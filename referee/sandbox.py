@@ -7,9 +7,14 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
 
 - its own PID, IPC, UTS, network and user namespaces: it sees no process but its own, has no
   network (unless allowed), and holds no capability;
-- a new session, and death with the referee (``--die-with-parent``): when the outer ``bwrap``
-  is killed, the namespace's first process dies, and the kernel kills every process left in
-  the namespace, however it forked, ``setsid()`` or ``setpgid()`` included;
+- death with the referee (``--die-with-parent``): when the outer ``bwrap`` is killed, the
+  namespace's first process dies, and the kernel kills every process left in the namespace,
+  however it forked, ``setsid()`` or ``setpgid()`` included;
+- no way to the referee's terminal: ``/dev/tty`` is covered with a read-only ``/dev/null``, and
+  no descriptor of a terminal is passed in (``/dev/pts`` is the sandbox's own). So an engine can
+  neither read the user's keys nor push input into the shell (``TIOCSTI``). The engine stays
+  in the referee's session (no ``--new-session``), as ``referee.process`` explains: Linux
+  schedules by session, and an engine in a session of its own answers a busy referee late;
 - a read-only view of only what its command needs (``referee.sandbox_view``): the system
   directories, the interpreter and its libraries (a virtual environment, its base Python,
   editable installs), the directories of the files named on its command line and its
@@ -100,7 +105,7 @@ _NAMESPACES: Final = (
     "--unshare-uts",
     "--unshare-cgroup-try",
 )
-_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
+_SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent")
 LIMIT_NAMES: Final = ("memory", "processes", "disk")
 _ARGS_PIPE_MAX: Final = 60 * KiB  # below a pipe's capacity, so the write never blocks
 
@@ -539,6 +544,7 @@ def _bwrap_args(
         if os.path.lexists(path):
             out += ["--ro-bind-try", path, path]
     out += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    out += ["--ro-bind", "/dev/null", "/dev/tty"]  # the referee's terminal, out of reach
     # The private /tmp first: a directory the engine reads may lie below /tmp.
     out += ["--size", str(limits.disk), "--tmpfs", "/tmp", "--dir", HOME]
     path_var = env.get("PATH", os.defpath)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner
 
@@ -327,6 +328,45 @@ def test_read_shows_an_engine_what_its_script_starts(tmp_path: Path) -> None:
     )
     assert played.returncode == 0, played.stdout + played.stderr
     assert "Score of" in played.stdout
+
+
+_TTY_PROBE = """\
+import os
+try:
+    os.close(os.open("/dev/tty", os.O_RDWR))
+    print("reached the terminal", flush=True)
+except OSError as exc:
+    print("no terminal:", exc.strerror, flush=True)
+"""
+
+_TTY_REFEREE = """\
+import os
+import sys
+from referee.process import EngineProcess
+from referee.sandbox import Policy, SandboxMode
+os.close(os.open("/dev/tty", os.O_RDWR))  # the referee itself runs on a terminal
+policy = Policy(mode=SandboxMode.REQUIRE) if sys.argv[2] == "sandboxed" else None
+with EngineProcess.start([sys.executable, "-c", sys.argv[1]], sandbox=policy) as engine:
+    print("engine says:", engine.read_line(30), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "bare"])
+def test_an_engine_cannot_reach_the_referees_terminal(mode: str) -> None:
+    """A referee run from a terminal: its engine cannot open that terminal, so it can neither
+    read the user's keys nor push input into the shell. A sandboxed engine shares the referee's
+    session, and the sandbox hides the terminal; a bare one has a session of its own."""
+    if mode == "sandboxed" and not support().available and not CI:
+        pytest.skip(f"the sandbox cannot run here: {support().reason}")
+    child = pexpect.spawn(
+        sys.executable, ["-c", _TTY_REFEREE, _TTY_PROBE, mode], encoding="utf-8", timeout=60
+    )
+    child.expect(r"engine says: (.*)\r\n")
+    said = str(child.match.group(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert said.startswith("no terminal"), said
 
 
 # ------------------------------------------------------------------------------- without it
