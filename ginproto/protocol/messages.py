@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ginproto.cards import Card
 from ginproto.game import Entry, Game, GameEnd, GameView
 from ginproto.hand import Turn
 from ginproto.moves import Move
@@ -492,28 +493,39 @@ def format_position(view: GameView) -> str:
     return _position_line(view, history, " ".join(_fmt_rules(hand.rules)))
 
 
-def _position_line(view: GameView, history: str, rules: str) -> str:
+def _position_line(
+    view: GameView, history: str, rules: str, pile: str | None = None, tail: str | None = None
+) -> str:
     """The ``position`` line of ``view``, its history and its rule parameters given already
-    formatted (by ``format_position``, or kept from line to line by ``PositionWriter``)."""
+    formatted (by ``format_position``, or kept from line to line by ``PositionWriter``, which
+    may also give the pile's text and the ``_position_tail``)."""
     hand = view.hand
+    if pile is None:
+        pile = _fmt_list(hand.pile)
     line = (
         f"{POSITION} {PLAYER} {view.player} {SEAT} {hand.seat} {DEALER} {hand.dealer}"
         f" {HAND} {view.hand_number} {PHASE} {hand.phase.value} {TOMOVE} {hand.to_move}"
         f" {KNOCKLIMIT} {hand.knock_limit} {STOCK} {hand.stock}"
-        f" {CARDS} {_fmt_list(hand.cards)} {PILE} {_fmt_list(hand.pile)}"
+        f" {CARDS} {_fmt_list(hand.cards)} {PILE} {pile}"
     )
     upcard = hand.upcard
     if upcard is not None:
         line += f" {UPCARD} {upcard}"
-    line += (
-        f" {HISTORY} {history} {SEATS} {_fmt_list(view.seats)}"
-        f" {SCORES} {_fmt_scores(view.totals)} {CLOSED} {_fmt_list(map(_fmt_bool, view.closed))}"
-    )
-    if view.roles is not None:
-        line += f" {ROLES} {_fmt_roles(view.roles)}"
+    line += f" {HISTORY} {history} {_position_tail(view) if tail is None else tail}"
     if view.advice is not None:
         line += f" {ADVICE} {move_token(view.advice)}"
     return f"{line} {rules}" if rules else line
+
+
+def _position_tail(view: GameView) -> str:
+    """The game's part of a ``position`` line: seats, scores, closed games and roles."""
+    tail = (
+        f"{SEATS} {_fmt_list(view.seats)} {SCORES} {_fmt_scores(view.totals)}"
+        f" {CLOSED} {_fmt_list(map(_fmt_bool, view.closed))}"
+    )
+    if view.roles is not None:
+        tail += f" {ROLES} {_fmt_roles(view.roles)}"
+    return tail
 
 
 class PositionWriter:
@@ -528,13 +540,26 @@ class PositionWriter:
     seat) is formatted afresh, so that ``format(view) == format_position(view)`` always.
     """
 
-    __slots__ = ("_history", "_rules", "_rules_text", "_turns")
+    __slots__ = (
+        "_game",
+        "_history",
+        "_pile",
+        "_pile_text",
+        "_rules",
+        "_rules_text",
+        "_tail",
+        "_turns",
+    )
 
     def __init__(self) -> None:
         self._turns: tuple[Turn, ...] = ()
         self._history = NONE
         self._rules: Rules | None = None
         self._rules_text = ""
+        self._pile: tuple[Card, ...] = ()
+        self._pile_text = NONE
+        self._game: tuple[object, ...] = ()
+        self._tail = ""
 
     def format(self, view: GameView) -> str:
         """The ``position`` line of ``view``, as ``format_position(view)``."""
@@ -553,4 +578,23 @@ class PositionWriter:
         rules = hand.rules
         if rules is not self._rules:
             self._rules, self._rules_text = rules, " ".join(_fmt_rules(rules))
-        return _position_line(view, self._history, self._rules_text)
+        # The pile grows a card a turn and loses its top card when it is taken: its text
+        # follows, from the last pile without its top card at most.
+        pile = hand.pile
+        if pile is not self._pile:
+            last, text = self._pile, self._pile_text
+            n = len(last)
+            if n and pile[:n] != last and pile[: n - 1] == last[:-1]:
+                n -= 1
+                last, text = last[:-1], text[: text.rfind(LIST_SEP)] if n else NONE
+            if n and len(pile) >= n and pile[:n] == last:
+                if len(pile) > n:
+                    text += LIST_SEP + LIST_SEP.join(map(str, pile[n:]))
+                self._pile_text = text
+            else:
+                self._pile_text = _fmt_list(pile)
+            self._pile = pile
+        game = (view.seats, view.totals, view.closed, view.roles)
+        if game != self._game:
+            self._game, self._tail = game, _position_tail(view)
+        return _position_line(view, self._history, self._rules_text, self._pile_text, self._tail)
