@@ -16,8 +16,8 @@ probably holds nothing that melds with them), and the unseen rest. On that infer
 
 **Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
 at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
-``Movetime`` (ms, default 20) sets that effort; a small ``go movetime`` or a low game clock caps
-it (``budget_ms``), so the engine never plays near a timeout.
+``Movetime`` (ms, default 20) sets that effort (``effort``); a small ``go movetime`` or a low
+game clock caps it (``budget_ms``), so the engine never plays near a timeout.
 
 **Seed.** The option ``Seed`` seeds every random choice together with the position, so the
 same seed and position give the same move in process and as a program.
@@ -39,9 +39,11 @@ from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
-# Played-out worlds per millisecond of budget: one world plays out every candidate move once
-# (about a millisecond of work on a slow core).
-WORLDS_PER_MS = 0.6
+# Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock;
+# 15 units look one more discard two draws deep (up to six), and 1.7 units play out one world
+# for the knock. At the default this is about 4 ms of CPU per decision on average (50 ms at
+# most) on the 2-core test machine: the budget is a ceiling on the mean, kept far from it.
+WORK_PER_MS = 10
 MAX_MOVETIME = 60_000
 
 
@@ -57,12 +59,13 @@ def budget_ms(movetime: int, go: Go) -> float:
 
 
 def effort(budget: float) -> Params:
-    """The work a decision does for a budget in milliseconds: more sampled opponent hands for
-    the knock, and more discards looked at two draws deep."""
+    """The work a decision does for a budget in milliseconds: more sampled opponent hands and
+    played-out worlds for the knock, and more discards looked at two draws deep."""
+    work = budget * WORK_PER_MS
     return Params(
-        knock_samples=int(min(400, 12 + budget)),
-        deep_discards=int(min(6, budget // 15)),
-        worlds=int(min(1000, budget * WORLDS_PER_MS)),
+        knock_samples=int(min(400, 12 + work)),
+        deep_discards=int(min(6, work // 15)),
+        worlds=int(min(1000, work * 0.6)),
     )
 
 

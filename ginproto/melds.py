@@ -495,6 +495,15 @@ def deadwood(cards: Iterable[Card]) -> int:
         count += 1
     if hand.bit_count() != count:
         raise ValueError("a card appears twice in the hand")
+    return _deadwood_of(hand, total)
+
+
+def mask_deadwood(hand: int) -> int:
+    """``deadwood`` of the cards of a 52-bit mask."""
+    return _deadwood_of(hand, mask_value(hand))
+
+
+def _deadwood_of(hand: int, total: int) -> int:
     melds = _hand_melds(hand)
     if not melds:
         return total
@@ -634,6 +643,54 @@ def mask_knock_options(hand: int, limit: int) -> dict[int, int]:
 
 
 _second = itemgetter(1)
+
+# The value of the highest card of every 13-bit mask of one suit's cards.
+_SUIT_TOP = [0] * (1 << 13)
+for _m in range(1, 1 << 13):
+    _SUIT_TOP[_m] = _VALUES[_m.bit_length() - 1]
+
+
+def _top_value(mask: int) -> int:
+    top = _SUIT_TOP
+    return max(
+        top[mask & _SUIT_BITS],
+        top[(mask >> 13) & _SUIT_BITS],
+        top[(mask >> 26) & _SUIT_BITS],
+        top[mask >> 39],
+    )
+
+
+def mask_least_discard(hand: int) -> int:
+    """The least deadwood left by discarding one card of the mask ``hand`` (normally 11
+    cards): ``min(mask_knock_options(hand, any limit).values())``, without listing every
+    discard. Each collection of disjoint melds leaves its free cards as deadwood, and the best
+    card to discard from them is the highest."""
+    if not hand:
+        raise ValueError("no card to discard")
+    if hand.bit_count() > _HAND_CARDS:
+        return min(mask_knock_options(hand, _NO_LIMIT).values())
+    c = hand & _SUIT_BITS
+    d = (hand >> 13) & _SUIT_BITS
+    h = (hand >> 26) & _SUIT_BITS
+    s = hand >> 39
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
+    three = (c & d & (h | s)) | (h & s & (c | d))
+    suit_value = _SUIT_VALUE
+    total = suit_value[c] + suit_value[d] + suit_value[h] + suit_value[s]
+    if not (starts or three):
+        return total - _top_value(hand)
+    colls = [(0, 0)]
+    for m, v in _melds_at(hand, starts, three):
+        colls += [(u | m, w + v) for u, w in colls if not u & m]
+    best = total
+    for u, w in colls:
+        free = hand & ~u
+        if free:
+            left = total - w - _top_value(free)
+            if left < best:
+                best = left
+    return best
+
 
 
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:

@@ -30,6 +30,8 @@ from ginproto.melds import (
     knock_options,
     knocker_arrangement,
     layable_count,
+    mask_deadwood,
+    mask_least_discard,
     optimal_arrangements,
 )
 
@@ -547,3 +549,23 @@ def test_meld_validity_property(group: list[Card]) -> None:
         m = Meld.of(group)
         assert Meld.from_str(str(m)) == m
         assert set(m.cards) == set(group)
+
+
+def _mask(hand: Iterable[Card]) -> int:
+    return sum(1 << c.index for c in hand)
+
+
+@pytest.mark.parametrize("size", [1, 2, 10, 11, 12, 13, 14])
+def test_least_discard_and_mask_deadwood_match_the_naive_solver(size: int) -> None:
+    """The search's shortcuts (the least deadwood after a discard without listing every
+    discard, the deadwood of a mask) agree with the brute-force solver, on random hands and on
+    hands full of overlapping melds."""
+    hands = random_hands(31 + size, 150, size) + dense_hands(47 + size, 150, [size])
+    for hand in hands:
+        assert mask_least_discard(_mask(hand)) == min(naive.discard_deadwoods(hand).values())
+        assert mask_deadwood(_mask(hand)) == naive.deadwood(hand)
+
+
+def test_least_discard_of_no_cards_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no card"):
+        mask_least_discard(0)

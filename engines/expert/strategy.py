@@ -34,14 +34,42 @@ from ginproto.cards import DECK, Card
 from ginproto.melds import (
     best_layoffs,
     deadwood,
-    discard_deadwoods,
-    knock_options,
     knocker_arrangement,
+    mask_deadwood,
+    mask_knock_options,
+    mask_least_discard,
 )
 
 __all__ = ["Evaluator", "Params"]
 
 _NO_LIMIT = 1 << 20
+_VALUES = tuple(c.value for c in DECK)
+
+# Deadwood figures depend on the cards alone, so they are kept across decisions (a hand changes
+# by one card a turn, and most of the hands one decision looks at, the next looks at again).
+_CACHE_LIMIT = 400_000
+_LEAST: dict[int, int] = {}
+_DEADWOOD: dict[int, int] = {}
+
+
+def _least(hand: int) -> int:
+    """``mask_least_discard``, kept across decisions."""
+    found = _LEAST.get(hand)
+    if found is None:
+        if len(_LEAST) >= _CACHE_LIMIT:
+            _LEAST.clear()
+        found = _LEAST[hand] = mask_least_discard(hand)
+    return found
+
+
+def _deadwood(hand: int) -> int:
+    """``mask_deadwood``, kept across decisions."""
+    found = _DEADWOOD.get(hand)
+    if found is None:
+        if len(_DEADWOOD) >= _CACHE_LIMIT:
+            _DEADWOOD.clear()
+        found = _DEADWOOD[hand] = mask_deadwood(hand)
+    return found
 
 
 @dataclass(frozen=True)
@@ -73,46 +101,51 @@ class Evaluator:
         self.k = knowledge
         self.params = params
         self.rng = rng
-        # The cards that may come from the stock, with the chance each is the next card.
-        self.outs: list[tuple[Card, float, int]] = [
-            (c, p, PARTNER_MASKS[c.index])
+        # The cards that may come from the stock, as (bit, chance it is the next card, meld
+        # partners' mask, value).
+        self.outs: list[tuple[int, float, int, int]] = [
+            (1 << c.index, p, PARTNER_MASKS[c.index], c.value)
             for c in knowledge.unseen
             if (p := knowledge.stock_probability(c)) > 0
         ]
         self._e1: dict[int, float] = {}
-        self._dw11: dict[int, dict[Card, int]] = {}
+        self._after: dict[int, dict[int, int]] = {}
 
-    # -- deadwood --------------------------------------------------------------------------
+    # -- deadwood, on 52-bit masks ---------------------------------------------------------
+    def _after_mask(self, hand: int) -> dict[int, int]:
+        """For each card index of the mask ``hand``, the least deadwood without it (cached)."""
+        found = self._after.get(hand)
+        if found is None:
+            found = self._after[hand] = mask_knock_options(hand, _NO_LIMIT)
+        return found
+
     def after_discards(self, cards: Sequence[Card]) -> dict[Card, int]:
         """For each card of ``cards``, the least deadwood without it (cached)."""
-        key = _mask(cards)
-        found = self._dw11.get(key)
-        if found is None:
-            found = self._dw11[key] = discard_deadwoods(cards)
-        return found
+        return {DECK[i]: dw for i, dw in self._after_mask(_mask(cards)).items()}
 
     def expected(self, hand: Sequence[Card]) -> float:
         """``E1``: the expected least deadwood of the 10-card ``hand`` after one stock draw and
         the best discard."""
-        key = _mask(hand)
+        return self._expected(_mask(hand))
+
+    def _expected(self, key: int) -> float:
         found = self._e1.get(key)
         if found is not None:
             return found
-        base = deadwood(hand)
+        base = _deadwood(key)
         if not self.outs:
             self._e1[key] = float(base)
             return float(base)
         # The deadwood after dropping the best card, for a drawn card that melds with nothing.
-        drop = min(knock_options(hand, _NO_LIMIT).values())
+        drop = _least(key)
         total = 0.0
-        for card, p, partners in self.outs:
-            if key >> card.index & 1:
+        for bit, p, partners, value in self.outs:
+            if key & bit:
                 continue
             if (key & partners).bit_count() >= 2:
-                best = min(self.after_discards([*hand, card]).values())
-                total += p * best
+                total += p * _least(key | bit)
             else:
-                total += p * min(base, drop + card.value)
+                total += p * min(base, drop + value)
         self._e1[key] = total
         return total
 
@@ -148,22 +181,23 @@ class Evaluator:
         shifts ``E1`` by the change in plain deadwood; the others try their two best
         discards."""
         key = _mask(hand)
-        here = self.expected(hand)
-        base = deadwood(hand)
-        drop = min(knock_options(hand, _NO_LIMIT).values())
+        here = self._expected(key)
+        base = _deadwood(key)
+        drop = _least(key)
+        values = _VALUES
         total = 0.0
         mass = 0.0
-        for card, p, partners in self.outs:
-            if key >> card.index & 1:
+        for bit, p, partners, value in self.outs:
+            if key & bit:
                 continue
             mass += p
             if (key & partners).bit_count() >= 2:
-                drawn = [*hand, card]
-                dws = self.after_discards(drawn)
-                best = sorted(dws, key=lambda c: (dws[c], -c.value))[:2]
-                total += p * min(self.expected([c for c in drawn if c != d]) for d in best)
+                drawn = key | bit
+                dws = self._after_mask(drawn)
+                best = sorted(dws, key=lambda i: (dws[i], -values[i]))[:2]
+                total += p * min(self._expected(drawn ^ (1 << i)) for i in best)
             else:
-                total += p * (here + min(0, drop + card.value - base))
+                total += p * (here + min(0, drop + value - base))
         if mass <= 0:
             return here
         return total / mass
