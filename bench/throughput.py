@@ -10,7 +10,7 @@ Measured in one run, on this machine:
    busy Linux machine, where the scheduler shares the CPU out between sessions, it can be
    many times shorter);
 2. the same round trip through the referee's own plumbing (``EngineProcess``: line cutting,
-   line limits, logging hooks);
+   line limits, logging hooks), the echo started as engines are (sandboxed where it runs);
 3. a match between two engines that answer at once (``bench/instant_engine.c``, compiled
    the same way; without a compiler, the built-in ``random`` engine): wall time and referee
    CPU per decision, the wall time as a ratio of the bare round trip;
@@ -44,6 +44,7 @@ from referee.clock import TimeControl
 from referee.engine import EngineSpec
 from referee.match import run_jobs, schedule
 from referee.process import EngineProcess
+from referee.sandbox import Policy
 from referee.seats import EngineSeats
 
 HERE = Path(__file__).resolve().parent
@@ -96,8 +97,10 @@ def bare_round_trip(argv: list[str], n: int, session: bool = True) -> float:
 
 
 def plumbing_round_trip(argv: list[str], n: int) -> float:
-    """Seconds per round trip through ``EngineProcess`` (the referee's process layer)."""
-    with EngineProcess.start(argv, name="echo") as proc:
+    """Seconds per round trip through ``EngineProcess`` (the referee's process layer), with
+    the echo started as a match starts an engine: in its sandbox where the sandbox runs (and
+    so in the referee's session), else bare (in a session of its own)."""
+    with EngineProcess.start(argv, name="echo", sandbox=Policy()) as proc:
         for _ in range(200):
             proc.send(LINE)
             proc.read_line(5.0)
