@@ -669,14 +669,8 @@ def mask_least_discard(hand: int) -> int:
         raise ValueError("no card to discard")
     if hand.bit_count() > _HAND_CARDS:
         return min(mask_knock_options(hand, _NO_LIMIT).values())
-    c = hand & _SUIT_BITS
-    d = (hand >> 13) & _SUIT_BITS
-    h = (hand >> 26) & _SUIT_BITS
-    s = hand >> 39
-    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
-    three = (c & d & (h | s)) | (h & s & (c | d))
-    suit_value = _SUIT_VALUE
-    total = suit_value[c] + suit_value[d] + suit_value[h] + suit_value[s]
+    starts, three = _meld_signs(hand)
+    total = mask_value(hand)
     if not (starts or three):
         return total - _top_value(hand)
     colls = [(0, 0)]

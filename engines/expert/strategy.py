@@ -25,6 +25,7 @@ budget for that, it knocks when the value beats a threshold that shrinks as the 
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,28 +49,8 @@ _VALUES = tuple(c.value for c in DECK)
 # Deadwood figures depend on the cards alone, so they are kept across decisions (a hand changes
 # by one card a turn, and most of the hands one decision looks at, the next looks at again).
 _CACHE_LIMIT = 400_000
-_LEAST: dict[int, int] = {}
-_DEADWOOD: dict[int, int] = {}
-
-
-def _least(hand: int) -> int:
-    """``mask_least_discard``, kept across decisions."""
-    found = _LEAST.get(hand)
-    if found is None:
-        if len(_LEAST) >= _CACHE_LIMIT:
-            _LEAST.clear()
-        found = _LEAST[hand] = mask_least_discard(hand)
-    return found
-
-
-def _deadwood(hand: int) -> int:
-    """``mask_deadwood``, kept across decisions."""
-    found = _DEADWOOD.get(hand)
-    if found is None:
-        if len(_DEADWOOD) >= _CACHE_LIMIT:
-            _DEADWOOD.clear()
-        found = _DEADWOOD[hand] = mask_deadwood(hand)
-    return found
+_least = functools.lru_cache(maxsize=_CACHE_LIMIT)(mask_least_discard)
+_deadwood = functools.lru_cache(maxsize=_CACHE_LIMIT)(mask_deadwood)
 
 
 @dataclass(frozen=True)
