@@ -23,8 +23,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ginproto.cards import Card
-from ginproto.melds import best_layoffs, deadwood, discard_deadwoods, knocker_arrangement
+from ginproto.cards import DECK, Card
+from ginproto.melds import (
+    best_layoffs,
+    knocker_arrangement,
+    mask_deadwood,
+    mask_knock_options,
+)
 
 __all__ = ["Scoring", "World", "play_out", "showdown", "worlds"]
 
@@ -67,18 +72,30 @@ def showdown(
     return -(k - d + scoring.undercut_bonus)
 
 
-def _best_discard(dd: dict[Card, int], banned: Card | None) -> tuple[Card, int]:
-    """The discard that leaves the least deadwood (ties: the higher card), never ``banned``."""
-    skip = banned.index if banned is not None else -1
-    best: Card | None = None
+_VALUES = tuple(c.value for c in DECK)
+_ANY = 1 << 30  # a knock limit every discard meets: the deadwood after each discard
+
+
+def _mask(cards: Sequence[Card]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c.index
+    return mask
+
+
+def _best_discard(dd: dict[int, int], banned: int) -> tuple[int, int]:
+    """The discard (a card index) that leaves the least deadwood (ties: the higher card, then
+    the lower index), never ``banned``."""
+    values = _VALUES
+    best = -1
     best_dw = 1 << 20
     best_value = -1
-    for card, dw in dd.items():
-        if dw < best_dw or (dw == best_dw and card.value > best_value):
-            if card.index == skip:
+    for i, dw in dd.items():
+        if dw < best_dw or (dw == best_dw and values[i] > best_value):
+            if i == banned:
                 continue
-            best, best_dw, best_value = card, dw, card.value
-    assert best is not None
+            best, best_dw, best_value = i, dw, values[i]
+    assert best >= 0
     return best, best_dw
 
 
@@ -93,36 +110,41 @@ def play_out(
 
     ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
     ``opponent_moves`` says who draws next (the opponent, normally). Neither the world nor
-    ``mine`` is changed, so one world serves every candidate move."""
-    hands = [list(mine), list(world.opponent)]
-    dws = [deadwood(hands[0]), deadwood(hands[1])]
-    stock = world.stock
+    ``mine`` is changed, so one world serves every candidate move. The hands are 52-bit
+    masks (``ginproto.melds``' mask functions) until the showdown."""
+    hands = [_mask(mine), _mask(world.opponent)]
+    dws = [mask_deadwood(hands[0]), mask_deadwood(hands[1])]
+    stock = [c.index for c in world.stock]
     pos = 0
     seat = 1 if opponent_moves else 0
     limit = scoring.knock_limit
+    pile = top.index
     for _ in range(MAX_TURNS):
         if len(stock) - pos <= DRAW_STOCK:
             return 0
         hand = hands[seat]
-        dd = discard_deadwoods([*hand, top])
-        card, dw = _best_discard(dd, top)
+        card, dw = _best_discard(mask_knock_options(hand | 1 << pile, _ANY), pile)
         if dw < dws[seat]:
-            hand.append(top)
+            hand |= 1 << pile
         else:
-            drawn = stock[pos]
+            hand |= 1 << stock[pos]
             pos += 1
-            hand.append(drawn)
-            dd = discard_deadwoods(hand)
-            card, dw = _best_discard(dd, None)
-        hand.remove(card)
+            card, dw = _best_discard(mask_knock_options(hand, _ANY), -1)
+        hand &= ~(1 << card)
+        hands[seat] = hand
         dws[seat] = dw
-        top = card
+        pile = card
         if dw <= limit:
-            other = hands[1 - seat]
-            points = showdown(hand, other, [*other, *stock[pos:]], scoring)
+            knocker, other = _cards(hand), _cards(hands[1 - seat])
+            hidden = [*other, *(DECK[i] for i in stock[pos:])]
+            points = showdown(knocker, other, hidden, scoring)
             return points if seat == 0 else -points
         seat = 1 - seat
     return 0
+
+
+def _cards(mask: int) -> list[Card]:
+    return [DECK[i] for i in range(52) if mask >> i & 1]
 
 
 def worlds(
