@@ -25,9 +25,8 @@ budget for that, it knocks when the value beats a threshold that shrinks as the 
 
 from __future__ import annotations
 
-import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engines.expert.knowledge import PARTNER_MASKS, Knowledge, meld_partners
@@ -49,8 +48,27 @@ _VALUES = tuple(c.value for c in DECK)
 # Deadwood figures depend on the cards alone, so they are kept across decisions (a hand changes
 # by one card a turn, and most of the hands one decision looks at, the next looks at again).
 _CACHE_LIMIT = 400_000
-_least = functools.lru_cache(maxsize=_CACHE_LIMIT)(mask_least_discard)
-_deadwood = functools.lru_cache(maxsize=_CACHE_LIMIT)(mask_deadwood)
+
+
+def _memo(figure: Callable[[int], int]) -> Callable[[int], int]:
+    """``figure`` of a mask, kept in a plain dict that is emptied when full. The dict holds
+    ints only, so Python's garbage collector never scans it (a cache of linked entries, such
+    as ``functools.lru_cache``, made every full collection take about 100 ms)."""
+    table: dict[int, int] = {}
+
+    def memo(hand: int) -> int:
+        found = table.get(hand)
+        if found is None:
+            if len(table) >= _CACHE_LIMIT:
+                table.clear()
+            found = table[hand] = figure(hand)
+        return found
+
+    return memo
+
+
+_least = _memo(mask_least_discard)
+_deadwood = _memo(mask_deadwood)
 
 
 @dataclass(frozen=True)
