@@ -170,23 +170,7 @@ class Engine:
         """Answer one decision in process. An exception in the engine's own code becomes a
         ``PlayerFault`` (a crash), an answer that is not a ``Move`` a malformed reply."""
         self.go = _GO[decision._value_]
-        try:  # as _decide, inline: this runs on every decision
-            phase = view.hand.phase
-            if decision is _ADVICE:
-                move = self.advise(view)
-            elif phase is _DISCARD:
-                move = self.discard(view)
-            elif phase is _DRAW:
-                move = self.draw(view)
-            else:
-                move = self._by_phase(view)
-        except PlayerFault:
-            raise
-        except Exception as exc:
-            raise PlayerFault(FaultKind.CRASH, f"{type(exc).__name__}: {exc}") from exc
-        if move.__class__ is not Move and not isinstance(move, Move):
-            raise PlayerFault(FaultKind.MALFORMED, f"the engine answered {move!r}, not a Move")
-        return move
+        return self._decide(view, decision)
 
     def hand_over(self, player: int, entry: Entry) -> None:
         self._hook(self.on_hand_over, HandOver(player, entry))
@@ -201,13 +185,13 @@ class Engine:
 
     def _decide(self, view: GameView, decision: Decision) -> Move:
         try:
-            if decision is Decision.ADVICE:
+            if decision is _ADVICE:
                 move = self.advise(view)
             else:  # as _by_phase, one call less on every decision
                 phase = view.hand.phase
-                if phase is Phase.DISCARD:
+                if phase is _DISCARD:
                     move = self.discard(view)
-                elif phase is Phase.DRAW:
+                elif phase is _DRAW:
                     move = self.draw(view)
                 else:
                     move = self._by_phase(view)
@@ -215,7 +199,7 @@ class Engine:
             raise
         except Exception as exc:
             raise PlayerFault(FaultKind.CRASH, f"{type(exc).__name__}: {exc}") from exc
-        if not isinstance(move, Move):
+        if move.__class__ is not Move and not isinstance(move, Move):
             raise PlayerFault(FaultKind.MALFORMED, f"the engine answered {move!r}, not a Move")
         return move
 

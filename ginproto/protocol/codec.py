@@ -19,7 +19,7 @@ from typing import Any, Final, TypeVar
 
 from ginproto.cards import _CARD_OF_TEXT, Card, card_index
 from ginproto.game import Entry, GameEnd, GameView, Roles
-from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
+from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol.grammar import (
@@ -180,6 +180,59 @@ _SAME: dict[str, tuple[str, Any]] = {}
 _V = TypeVar("_V")
 
 
+def _position_view(
+    *,
+    rules: Rules,
+    seat: int,
+    dealer: int,
+    knock_limit: int,
+    phase: Phase,
+    to_move: int,
+    cards: tuple[Card, ...],
+    pile: tuple[Card, ...],
+    stock: int,
+    history: tuple[Turn, ...],
+    player: int,
+    seats: tuple[int, int],
+    totals: tuple[tuple[int, ...], ...],
+    closed: tuple[bool, ...],
+    hand_number: int,
+    roles: Roles | None,
+    advice: Move | None,
+) -> GameView:
+    """The view a ``position`` line describes, from its values read already (by the general
+    reader or the fast path). Every field is given, in the order of the frozen dataclasses' own
+    ``__init__``, which the fast build skips: a position line is read on every decision."""
+    hand = build_frozen(
+        HandView,
+        {
+            "rules": rules,
+            "seat": seat,
+            "dealer": dealer,
+            "knock_limit": knock_limit,
+            "phase": phase,
+            "to_move": to_move,
+            "cards": cards,
+            "pile": pile,
+            "stock": stock,
+            "history": history,
+        },
+    )
+    return build_frozen(
+        GameView,
+        {
+            "player": player,
+            "hand": hand,
+            "seats": seats,
+            "totals": totals,
+            "closed": closed,
+            "hand_number": hand_number,
+            "roles": roles,
+            "advice": advice,
+        },
+    )
+
+
 def _parse_position(tokens: Sequence[str]) -> Position:
     fields = _Fields(POSITION, tokens)
     rules = _rules(fields.params)
@@ -203,35 +256,24 @@ def _parse_position(tokens: Sequence[str]) -> Position:
     if (roles is not None) != (players == 3):
         raise ValueError(f"{ROLES} are given exactly when three players play")
     advice_text = fields.get(ADVICE)
-    # Every field, in the order of the frozen dataclasses' own __init__ (which the fast
-    # build skips: a position line is read on every decision).
-    hand = build_frozen(
-        HandView,
-        {
-            "rules": rules,
-            "seat": _seat(fields.need(SEAT), SEAT),
-            "dealer": _seat(fields.need(DEALER), DEALER),
-            "knock_limit": _int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
-            "phase": _enum_value(Phase, fields.need(PHASE), PHASE),
-            "to_move": _seat(fields.need(TOMOVE), TOMOVE),
-            "cards": cards,
-            "pile": pile,
-            "stock": _int(fields.need(STOCK), STOCK, 0, 52),
-            "history": _history(fields.need(HISTORY)),
-        },
-    )
-    view = build_frozen(
-        GameView,
-        {
-            "player": player,
-            "hand": hand,
-            "seats": seats,
-            "totals": totals,
-            "closed": closed,
-            "hand_number": _int(fields.need(HAND), HAND, 1),
-            "roles": roles,
-            "advice": None if advice_text is None else parse_move_token(advice_text),
-        },
+    view = _position_view(
+        rules=rules,
+        seat=_seat(fields.need(SEAT), SEAT),
+        dealer=_seat(fields.need(DEALER), DEALER),
+        knock_limit=_int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
+        phase=_enum_value(Phase, fields.need(PHASE), PHASE),
+        to_move=_seat(fields.need(TOMOVE), TOMOVE),
+        cards=cards,
+        pile=pile,
+        stock=_int(fields.need(STOCK), STOCK, 0, 52),
+        history=_history(fields.need(HISTORY)),
+        player=player,
+        seats=seats,
+        totals=totals,
+        closed=closed,
+        hand_number=_int(fields.need(HAND), HAND, 1),
+        roles=roles,
+        advice=None if advice_text is None else parse_move_token(advice_text),
     )
     upcard = fields.get(UPCARD)
     if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
@@ -350,34 +392,26 @@ def _fast_position(line: str) -> Position | None:
             or phase is None
         ):
             return None
-        hand = build_frozen(
-            HandView,
-            {
-                "rules": rules,
-                "seat": seat,
-                "dealer": dealer,
-                "knock_limit": knock_limit,
-                "phase": phase,
-                "to_move": to_move,
-                "cards": cards,
-                "pile": pile,
-                "stock": stock,
-                "history": _history(history_text),
-            },
+        view = _position_view(
+            rules=rules,
+            seat=seat,
+            dealer=dealer,
+            knock_limit=knock_limit,
+            phase=phase,
+            to_move=to_move,
+            cards=cards,
+            pile=pile,
+            stock=stock,
+            history=_history(history_text),
+            player=player,
+            seats=seats,
+            totals=totals,
+            closed=closed,
+            hand_number=hand_number,
+            roles=roles,
+            advice=advice,
         )
-        view = build_frozen(
-            GameView,
-            {
-                "player": player,
-                "hand": hand,
-                "seats": seats,
-                "totals": totals,
-                "closed": closed,
-                "hand_number": hand_number,
-                "roles": roles,
-                "advice": advice,
-            },
-        )
+        hand = view.hand
         if upcard_text is not None:
             # The first upcard is the card of the first take, else the bottom of the pile.
             # Without spaces, a take turn reads "<seat>:take..." and no other turn has ":take".
