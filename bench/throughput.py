@@ -18,8 +18,17 @@ Measured in one run, on this machine:
 
 The machine may be shared and its load changes from second to second, so 1 and 3 are
 measured in alternating rounds and the ratio is taken within each round; the report gives
-every round and the median. Referee CPU is this process's user + system time (every thread
-of the referee; the engines are other processes) divided by the decisions.
+every round and the median.
+
+Each round also measures 1 to 3 **on one CPU**: the referee and the processes it starts pinned
+to a single CPU (``os.sched_setaffinity``, which children inherit). A round trip that crosses
+CPUs pays for waking the other CPU, which on a virtual machine can cost tens of microseconds
+and varies with where the scheduler puts each process; on one CPU that cost is gone and what
+remains is the work of the referee and the engines. The difference between the two is the
+scheduler's placement, not the referee's work.
+
+Referee CPU is this process's user + system time (every thread of the referee; the engines are
+other processes) divided by the decisions.
 
 Usage: ``python bench/throughput.py [--rounds 5] [--games 10] [--engines simple simple]``
 """
@@ -27,6 +36,7 @@ Usage: ``python bench/throughput.py [--rounds 5] [--games 10] [--engines simple 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -35,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -111,6 +122,26 @@ def plumbing_round_trip(argv: list[str], n: int) -> float:
         return (time.perf_counter() - start) / n
 
 
+@contextlib.contextmanager
+def one_cpu() -> Iterator[bool]:
+    """Pin this thread, and so the threads and processes it starts, to one CPU for the block;
+    yields whether it could (not on a one-CPU machine, nor where affinity is not supported)."""
+    getter = getattr(os, "sched_getaffinity", None)
+    setter = getattr(os, "sched_setaffinity", None)
+    if getter is None or setter is None:
+        yield False
+        return
+    before = getter(0)
+    if len(before) < 2:
+        yield False
+        return
+    setter(0, {min(before)})
+    try:
+        yield True
+    finally:
+        setter(0, before)
+
+
 def match(engines: list[str], games: int, concurrency: int, seed: int = 2024) -> dict[str, float]:
     """Play a match as ``ginref match`` would (default time control, engines in their
     sandbox where it runs) and measure it."""
@@ -177,6 +208,7 @@ def main() -> None:
 
         match([instant, instant], 2, 1)  # warm up: page cache, sandbox set-up
         rows = []
+        on_one: list[tuple[float, float, float, float]] = []
         for r in range(args.rounds):
             same = bare_round_trip(echo, args.trips, session=False)
             bare = bare_round_trip(echo, args.trips)
@@ -190,6 +222,18 @@ def main() -> None:
                 f" wall {wall * 1e6:6.1f} us ({wall / bare:5.2f} x RT), referee CPU"
                 f" {cpu * 1e6:6.1f} us"
             )
+            with one_cpu() as pinned:
+                if pinned:
+                    p_bare = bare_round_trip(echo, args.trips, session=False)
+                    p_plumbing = plumbing_round_trip(echo, args.trips)
+                    p_one = match([instant, instant], args.games, 1, seed=2024 + r)
+                    p_wall, p_cpu = p_one["wall_per_decision"], p_one["cpu_per_decision"]
+                    on_one.append((p_bare, p_plumbing, p_wall, p_cpu))
+                    print(
+                        f"  on one CPU: bare RT {p_bare * 1e6:6.1f} us, EngineProcess RT"
+                        f" {p_plumbing * 1e6:6.1f} us, wall {p_wall * 1e6:6.1f} us"
+                        f" ({p_wall / p_bare:5.2f} x RT), referee CPU {p_cpu * 1e6:6.1f} us"
+                    )
 
     def med(values: list[float]) -> float:
         return statistics.median(values)
@@ -209,6 +253,20 @@ def main() -> None:
         f" (to the same-session one {med([row[2] / row[4] for row in rows]):.2f})"
     )
     print(f"  referee CPU per decision:       {med([row[3] for row in rows]) * 1e6:8.1f} us")
+    if on_one:
+        print("on one CPU (the referee and its engines pinned to one CPU; medians):")
+        print(f"  bare pipe round trip:           {med([row[0] for row in on_one]) * 1e6:8.1f} us")
+        print(
+            f"  EngineProcess round trip:       {med([row[1] for row in on_one]) * 1e6:8.1f} us"
+            f"   ratio {med([row[1] / row[0] for row in on_one]):.2f}"
+        )
+        print(
+            f"  wall per decision (instant):    {med([row[2] for row in on_one]) * 1e6:8.1f} us"
+            f"   ratio to bare round trip {med([row[2] / row[0] for row in on_one]):.2f}"
+        )
+        print(
+            f"  referee CPU per decision:       {med([row[3] for row in on_one]) * 1e6:8.1f} us"
+        )
 
     one = match(args.engines, args.games, 1)
     print(
