@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import reduce
-from operator import attrgetter, or_
+from operator import or_
 from typing import TypeVar
 
 from ginproto.cards import DECK, Card, card_index, check_deck
@@ -232,9 +232,14 @@ class HandView:
     @property
     def upcard(self) -> Card | None:
         """The first upcard, which every seat saw."""
-        kinds = list(map(_turn_kind, self.history))  # at C speed: histories are long
-        if MoveKind.TAKE in kinds:
-            return self.history[kinds.index(MoveKind.TAKE)].card
+        # It can be taken only while it is offered: at the start of the hand, where every
+        # turn before the take is a pass. The first other turn ends the offer.
+        for turn in self.history:
+            kind = turn.move.kind
+            if kind is _KIND_TAKE:
+                return turn.card
+            if kind is not _KIND_PASS:
+                break
         return self.pile[0] if self.pile else None
 
     @property
@@ -258,9 +263,6 @@ class HandView:
         if phase is _DRAW:
             return [_STOCK] if _stock_only(phase, self.history) else [_STOCK, _PILE]
         return legal_moves(self.rules, phase, self.cards, self.knock_limit)
-
-
-_turn_kind = attrgetter("move.kind")
 
 
 def _taken(phase: Phase, history: Sequence[Turn]) -> Card | None:

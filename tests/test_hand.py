@@ -6,11 +6,12 @@ Seat 0 deals in these tests, so seat 1 is the non-dealer and is offered the upca
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 from helpers import make_deck, moves
 
-from ginproto.cards import Card, parse_cards
+from ginproto.cards import Card, parse_cards, shuffled_deck
 from ginproto.hand import Hand, IllegalMoveError, Outcome, Phase, replay_hand
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
@@ -391,3 +392,24 @@ def test_oklahoma_spade_upcard_doubles_when_the_option_is_on() -> None:
     assert plain is not None and doubled is not None
     assert plain.points == 71 + 25 and doubled.points == 2 * (71 + 25)
     assert doubled.multiplier == 2
+
+
+@pytest.mark.parametrize("variant", list(Variant))
+def test_every_view_names_the_first_upcard_taken_or_not(variant: Variant) -> None:
+    """``HandView.upcard`` is the card turned up after the deal, whether it was taken, passed
+    and buried under later discards, or is still on the pile, for every seat at every turn."""
+    rules = Rules(variant=variant)
+    rng = random.Random(5)
+    taken = passed = 0
+    for key in range(60):
+        h = Hand(rules, shuffled_deck("upcard", key, 1), dealer=key % 2)
+        while not h.is_over:
+            for seat in (0, 1):
+                assert h.view(seat).upcard == h.upcard
+            legal = h.legal_moves()
+            plain = [m for m in legal if m.kind not in (MoveKind.KNOCK, MoveKind.BIG_GIN)]
+            h.apply(rng.choice(plain or legal))
+        first = h.history[0].move.kind
+        taken += first is MoveKind.TAKE
+        passed += first is MoveKind.PASS
+    assert taken and passed
