@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import ClassVar
@@ -142,6 +142,9 @@ def format_cards(cards: Iterable[Card]) -> str:
 
 card_index = attrgetter("index")
 """``sorted(cards, key=card_index)`` sorts cards by suit, then rank, at C speed."""
+
+card_text: Callable[[Card], str] = attrgetter("_text")
+"""``str(card)`` at C speed: ``",".join(map(card_text, cards))``."""
 
 
 def sort_cards(cards: Iterable[Card]) -> list[Card]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ginproto.cards import Card
+from ginproto.cards import Card, card_text
 from ginproto.game import Entry, Game, GameEnd, GameView
 from ginproto.hand import Turn
 from ginproto.moves import Move
@@ -501,12 +501,12 @@ def _position_line(
     may also give the pile's text and the ``_position_tail``)."""
     hand = view.hand
     if pile is None:
-        pile = _fmt_list(hand.pile)
+        pile = _fmt_cards(hand.pile)
     line = (
         f"{POSITION} {PLAYER} {view.player} {SEAT} {hand.seat} {DEALER} {hand.dealer}"
         f" {HAND} {view.hand_number} {PHASE} {hand.phase.value} {TOMOVE} {hand.to_move}"
         f" {KNOCKLIMIT} {hand.knock_limit} {STOCK} {hand.stock}"
-        f" {CARDS} {_fmt_list(hand.cards)} {PILE} {pile}"
+        f" {CARDS} {_fmt_cards(hand.cards)} {PILE} {pile}"
     )
     upcard = hand.upcard
     if upcard is not None:
@@ -515,6 +515,11 @@ def _position_line(
     if view.advice is not None:
         line += f" {ADVICE} {move_token(view.advice)}"
     return f"{line} {rules}" if rules else line
+
+
+def _fmt_cards(cards: Sequence[Card]) -> str:
+    """``_fmt_list`` of cards, without a Python call per card."""
+    return LIST_SEP.join(map(card_text, cards)) or NONE
 
 
 def _position_tail(view: GameView) -> str:
@@ -589,10 +594,10 @@ class PositionWriter:
                 last, text = last[:-1], text[: text.rfind(LIST_SEP)] if n else NONE
             if n and len(pile) >= n and pile[:n] == last:
                 if len(pile) > n:
-                    text += LIST_SEP + LIST_SEP.join(map(str, pile[n:]))
+                    text += LIST_SEP + LIST_SEP.join(map(card_text, pile[n:]))
                 self._pile_text = text
             else:
-                self._pile_text = _fmt_list(pile)
+                self._pile_text = _fmt_cards(pile)
             self._pile = pile
         game = (view.seats, view.totals, view.closed, view.roles)
         if game != self._game:
