@@ -89,7 +89,7 @@ class ExpertEngine(Engine):
             *(c.index for c in hand.cards),
         )
         params = effort(budget_ms(int(self.option("Movetime")), self.go))
-        return Evaluator(Knowledge.of(hand), params, random.Random(hash(key)))
+        return Evaluator(Knowledge.of(hand), params, random.Random(hash(key)), hand.knock_limit)
 
     # -- the first upcard and the draw ----------------------------------------------------
     def offer(self, view: GameView) -> Move:

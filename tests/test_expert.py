@@ -19,9 +19,10 @@ from engines.expert.strategy import Evaluator, Params
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, budget_ms, effort
 from engines.random_engine import RandomEngine
 from engines.simple_engine import SimpleEngine
-from ginproto.cards import Card
+from ginproto.cards import DECK, Card
 from ginproto.game import GameView
 from ginproto.hand import Hand
+from ginproto.melds import discard_deadwoods
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol import Go
 from ginproto.rules import Rules, Variant
@@ -94,6 +95,53 @@ def test_a_discard_that_fits_a_taken_card_is_dangerous() -> None:
     plain = evaluator.danger(Card.from_str("4d"))
     assert evaluator.danger(Card.from_str("8s")) > plain
     assert evaluator.danger(Card.from_str("Ts")) > plain
+
+
+def _knock_chance_by_brute_force(evaluator: Evaluator, cards: list[Card], limit: int) -> float:
+    """The chance that ``cards`` can knock after one stock draw, each unseen card drawn with
+    the evaluator's probability, by trying every discard."""
+    total = mass = 0.0
+    for card in evaluator.k.unseen:
+        p = evaluator.k.stock_probability(card)
+        if p <= 0 or card in cards:
+            continue
+        mass += p
+        if min(discard_deadwoods([*cards, card]).values()) <= limit:
+            total += p
+    return total / mass
+
+
+@pytest.mark.parametrize("limit", [10, 5, 0])
+def test_the_chance_to_knock_next_turn_matches_trying_every_draw(limit: int) -> None:
+    rng = random.Random(7)
+    checked = 0
+    for game_key in range(40):
+        hand = Hand(Rules(), make_deck(*_random_deal(rng)), dealer=game_key % 2)
+        moves = rng.randrange(0, 12)
+        while moves and not hand.is_over:
+            legal = [m for m in hand.legal_moves() if m.kind in _PLAIN]
+            hand.apply(rng.choice(legal))
+            moves -= 1
+        if hand.is_over or len(hand.cards(hand.to_move)) != 10:
+            continue
+        view = hand.view(hand.to_move)
+        evaluator = Evaluator(Knowledge.of(view), Params(), random.Random(0), limit)
+        cards = list(view.cards)
+        key = sum(1 << c.index for c in cards)
+        assert evaluator.knock_chance(key) == pytest.approx(
+            _knock_chance_by_brute_force(evaluator, cards, limit)
+        )
+        checked += 1
+    assert checked >= 20
+
+
+_PLAIN = {MoveKind.PASS, MoveKind.TAKE, MoveKind.STOCK, MoveKind.PILE, MoveKind.DISCARD}
+
+
+def _random_deal(rng: random.Random) -> tuple[str, str, str, str]:
+    deck = [str(c) for c in DECK]
+    rng.shuffle(deck)
+    return " ".join(deck[:10]), " ".join(deck[10:20]), deck[20], " ".join(deck[21:])
 
 
 def _view(hand: Hand, seat: int) -> GameView:

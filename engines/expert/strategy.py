@@ -5,9 +5,17 @@ the value of knocking now, all measured with the rules core (``ginproto.melds``)
 draw from the stock and the best discard: ``E1(H) = sum over unseen u of P(u is next) *
 min_d deadwood(H + u - d)``. It rewards hands with many live outs (a card that completes a meld
 and is not already dead in the pile or known in the opponent's hand) as well as low deadwood.
-A discard is scored ``E1 + raw_weight * deadwood``: the plain deadwood counts once more,
-because an opponent who knocks early catches a hand with its deadwood as it is. With more time
-(``deep_discards``) the best few discards are looked at two draws deep.
+A discard is scored ``E1 + raw * deadwood - knock_weight * P1``:
+
+- the plain deadwood counts once more, because an opponent who knocks early catches a hand with
+  its deadwood as it is; ``raw`` grows from ``raw_weight`` to ``raw_weight + raw_late`` as the
+  stock is drawn, because the later in the hand, the likelier the opponent is to knock first;
+- ``P1`` is the chance that the hand can knock after the next stock draw. The hand is a race to
+  knock: a discard that keeps a way to knock next turn is worth far more than its expected
+  deadwood says (against ``simple``, weighing this at 80 points took the score from 64 % to
+  70 % over 600 paired games).
+
+With more time (``deep_discards``) the best few discards are looked at two draws deep.
 
 **Danger.** A discard the opponent can meld is a gift: the chance that it holds two cards that
 meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points.
@@ -30,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engines.expert.knowledge import PARTNER_MASKS, Knowledge, meld_partners
+from engines.expert.rollout import DRAW_STOCK
 from ginproto.cards import DECK, Card
 from ginproto.melds import (
     best_layoffs,
@@ -43,6 +52,7 @@ from ginproto.melds import (
 __all__ = ["Evaluator", "Params"]
 
 _NO_LIMIT = 1 << 20
+FULL_STOCK = 31  # the stock after the deal (52 cards, two hands of 10, the upcard)
 _VALUES = tuple(c.value for c in DECK)
 
 # Deadwood figures depend on the cards alone, so they are kept across decisions (a hand changes
@@ -81,9 +91,11 @@ class Params:
     take_margin: float = 0.0  # how much better taking must look than the stock
     knock_samples: int = 24
     deep_discards: int = 0  # discards also looked at two draws deep
-    raw_weight: float = 0.5  # how much plain deadwood counts beside the expected deadwood
+    raw_weight: float = 0.2  # how much plain deadwood counts beside the expected deadwood...
     worlds: int = 0  # sampled worlds in which candidate moves are played out (0: none)
     candidates: int = 1  # discards (best by the evaluation) that are played out
+    raw_late: float = 0.8  # ... plus this, in proportion to the stock drawn
+    knock_weight: float = 80.0  # points per unit of chance to be able to knock next turn
 
 
 def _mask(cards: Sequence[Card]) -> int:
@@ -96,8 +108,11 @@ def _mask(cards: Sequence[Card]) -> int:
 class Evaluator:
     """The evaluation of one decision: ``Knowledge`` plus caches keyed by hand."""
 
-    def __init__(self, knowledge: Knowledge, params: Params, rng: random.Random) -> None:
+    def __init__(
+        self, knowledge: Knowledge, params: Params, rng: random.Random, knock_limit: int = 10
+    ) -> None:
         self.k = knowledge
+        self.knock_limit = knock_limit
         self.params = params
         self.rng = rng
         # The cards that may come from the stock, as (bit, chance it is the next card, meld
@@ -108,6 +123,7 @@ class Evaluator:
             if (p := knowledge.stock_probability(c)) > 0
         ]
         self._e1: dict[int, float] = {}
+        self._p1: dict[int, float] = {}
         self._after: dict[int, dict[int, int]] = {}
 
     # -- deadwood, on 52-bit masks ---------------------------------------------------------
@@ -147,6 +163,30 @@ class Evaluator:
                 total += p * min(base, drop + value)
         self._e1[key] = total
         return total
+
+    def knock_chance(self, key: int) -> float:
+        """The chance that the 10-card hand ``key`` (a mask) can knock after one stock draw
+        and the best discard."""
+        found = self._p1.get(key)
+        if found is not None:
+            return found
+        base = _deadwood(key)
+        drop = _least(key)
+        limit = self.knock_limit
+        total = mass = 0.0
+        for bit, p, partners, value in self.outs:
+            if key & bit:
+                continue
+            mass += p
+            if (key & partners).bit_count() >= 2:
+                after = _least(key | bit)
+            else:
+                after = min(base, drop + value)
+            if after <= limit:
+                total += p
+        chance = total / mass if mass > 0 else float(base <= limit)
+        self._p1[key] = chance
+        return chance
 
     # -- danger ----------------------------------------------------------------------------
     def danger(self, card: Card) -> float:
@@ -207,10 +247,15 @@ class Evaluator:
         are scored two draws deep instead, and only those compete."""
         scores: dict[Card, float] = {}
         weight = self.params.danger_points
+        progress = max(0.0, min(1.0, (FULL_STOCK - self.k.stock) / (FULL_STOCK - DRAW_STOCK)))
+        raw = self.params.raw_weight + self.params.raw_late * progress
+        kw = self.params.knock_weight
         for card in allowed:
             rest = [c for c in cards if c != card]
             scores[card] = self.expected(rest) + weight * self.danger(card)
-            scores[card] += self.params.raw_weight * deadwood(rest)
+            scores[card] += raw * deadwood(rest)
+            if kw:
+                scores[card] -= kw * self.knock_chance(_mask(rest))
         deep = self.params.deep_discards
         if deep > 1 and len(scores) > 1 and self.outs:
             top = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))[:deep]
@@ -218,7 +263,9 @@ class Evaluator:
             for card in top:
                 rest = [c for c in cards if c != card]
                 scores[card] = self.expected2(rest) + weight * self.danger(card)
-                scores[card] += self.params.raw_weight * deadwood(rest)
+                scores[card] += raw * deadwood(rest)
+                if kw:
+                    scores[card] -= kw * self.knock_chance(_mask(rest))
         return scores
 
     def take_gain(self, cards: Sequence[Card], top: Card) -> float:
