@@ -104,7 +104,9 @@ def test_a_silent_engine_times_out_but_the_rest_is_judged() -> None:
     decisions = {"offer-non-dealer", "offer-dealer", "draw", "discard", "advice", "information"}
     assert decisions <= failed(lines)
     assert {"handshake", "options", "isready", "quit"}.isdisjoint(failed(lines)), output
-    assert time.monotonic() - started < 20
+    # A guard against a check that hangs on a silent engine, not a measure of speed: about
+    # 2 s on an idle machine, 37 s once with the machine loaded by other matches.
+    assert time.monotonic() - started < 120
 
 
 def test_verbose_shows_the_lines_of_failing_checks_only() -> None:
