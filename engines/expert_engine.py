@@ -7,8 +7,10 @@ probably holds nothing that melds with them), and the unseen rest. On that infer
 
 - takes the upcard or the pile's top card only when the hand it makes is expected to beat a
   draw from the stock one draw later;
-- discards the card that leaves the lowest expected deadwood after the next draw, plus a cost
-  for the chance that the opponent melds the discard;
+- discards the card that leaves the lowest expected deadwood after the next draw, plus the
+  plain deadwood (weighed more as the stock runs down), plus a cost for the chance that the
+  opponent melds the discard, less a bonus for the chance to be able to knock after the next
+  draw (the hand is a race to knock);
 - decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
   showdown now with the best discard played out to the end of the hand by a fast greedy policy
   for both seats; it always goes gin (big gin when the rules have it). With no budget at all
