@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from referee.tournament import JobContext
 
 log = logging.getLogger(__name__)
+_STOP_WORKERS_TIMEOUT = 10.0  # seconds a local cluster's workers get to stop before it closes
 
 T = TypeVar("T")
 
@@ -166,6 +167,8 @@ class DaskCluster:
         if client is not None:
             for name in list(self._plugins):
                 self._unregister(name)
+            if self._local is not None:
+                self._stop_local_workers(client)
             try:
                 client.close()
             except Exception as exc:  # closing must go on
@@ -176,6 +179,19 @@ class DaskCluster:
             except Exception as exc:
                 log.info("closing the local Dask cluster: %s", exc)
             self._local = None
+
+    def _stop_local_workers(self, client: Client) -> None:
+        """Stop a local cluster's workers while its scheduler still runs. Closed together, a
+        worker's heartbeat can meet a scheduler already gone, and the worker process then
+        prints the failure with a traceback on the referee's stderr."""
+        assert self._local is not None
+        try:
+            self._local.scale(0)  # type: ignore[no-untyped-call]
+            deadline = time.monotonic() + _STOP_WORKERS_TIMEOUT
+            while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+        except Exception as exc:  # closing must go on
+            log.info("stopping the local Dask workers: %s", exc)
 
     def __enter__(self) -> DaskCluster:
         return self
