@@ -21,7 +21,7 @@ from ginproto.cards import _CARD_OF_TEXT, Card, card_index
 from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn, build_frozen
 from ginproto.melds import DefenderResult, Layoff
-from ginproto.moves import Move, MoveKind
+from ginproto.moves import Move
 from ginproto.protocol.grammar import (
     _SMALL_NUMBERS,
     ADVICE,
@@ -298,7 +298,6 @@ _HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
 _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
 _OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
-_TAKE_TURN: Final = PART_SEP + MoveKind.TAKE.value
 _SEATS: Final = frozenset((0, 1))
 _PHASE_OF: Final = {phase.value: phase for phase in Phase}
 
@@ -411,17 +410,8 @@ def _fast_position(line: str) -> Position | None:
             roles=roles,
             advice=advice,
         )
-        hand = view.hand
         if upcard_text is not None:
-            # The first upcard is the card of the first take, else the bottom of the pile.
-            # Without spaces, a take turn reads "<seat>:take..." and no other turn has ":take".
-            # So the turn holding the first ":take" is the first take if it is a take at all.
-            first = history_text.find(_TAKE_TURN)
-            if first < 0:
-                upcard = pile[0] if pile else None
-            else:
-                turn = hand.history[history_text.count(LIST_SEP, 0, first)]
-                upcard = turn.card if turn.move.kind is MoveKind.TAKE else hand.upcard
+            upcard = view.hand.upcard
             said = _CARD_OF_TEXT(upcard_text)
             if said is not upcard and _cards(upcard_text, UPCARD) != (upcard,):
                 return None
