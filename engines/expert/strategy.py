@@ -243,29 +243,25 @@ class Evaluator:
 
     def discard_scores(self, cards: Sequence[Card], allowed: Sequence[Card]) -> dict[Card, float]:
         """The score (lower is better) of discarding each of ``allowed`` from ``cards``: the
-        expected deadwood one draw later plus the danger. With ``deep_discards``, the best few
-        are scored two draws deep instead, and only those compete."""
-        scores: dict[Card, float] = {}
-        weight = self.params.danger_points
+        expected deadwood one draw later, plus the plain deadwood and the danger, less the
+        chance to knock next turn. With ``deep_discards``, the best few are scored two draws
+        deep instead, and only those compete."""
         progress = max(0.0, min(1.0, (FULL_STOCK - self.k.stock) / (FULL_STOCK - DRAW_STOCK)))
         raw = self.params.raw_weight + self.params.raw_late * progress
-        kw = self.params.knock_weight
-        for card in allowed:
+
+        def score(card: Card, expected: Callable[[Sequence[Card]], float]) -> float:
             rest = [c for c in cards if c != card]
-            scores[card] = self.expected(rest) + weight * self.danger(card)
-            scores[card] += raw * deadwood(rest)
-            if kw:
-                scores[card] -= kw * self.knock_chance(_mask(rest))
+            value = expected(rest) + self.params.danger_points * self.danger(card)
+            value += raw * deadwood(rest)
+            if self.params.knock_weight:
+                value -= self.params.knock_weight * self.knock_chance(_mask(rest))
+            return value
+
+        scores = {card: score(card, self.expected) for card in allowed}
         deep = self.params.deep_discards
         if deep > 1 and len(scores) > 1 and self.outs:
             top = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))[:deep]
-            scores = {}
-            for card in top:
-                rest = [c for c in cards if c != card]
-                scores[card] = self.expected2(rest) + weight * self.danger(card)
-                scores[card] += raw * deadwood(rest)
-                if kw:
-                    scores[card] -= kw * self.knock_chance(_mask(rest))
+            scores = {card: score(card, self.expected2) for card in top}
         return scores
 
     def take_gain(self, cards: Sequence[Card], top: Card) -> float:
