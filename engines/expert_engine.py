@@ -13,8 +13,10 @@ probably holds nothing that melds with them), and the unseen rest. On that infer
   draw (the hand is a race to knock);
 - decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
   showdown now with the best discard played out to the end of the hand by a fast greedy policy
-  for both seats; it always goes gin (big gin when the rules have it). With no budget at all
-  it falls back to a threshold on the sampled showdowns alone.
+  for both seats, and with the same discard played out by a seat that waits for gin (a low
+  hand that declines to knock often undercuts an opponent who knocks first); it always goes
+  gin (big gin when the rules have it). With no budget at all it falls back to a threshold on
+  the sampled showdowns alone.
 
 **Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
 at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
@@ -138,9 +140,8 @@ class ExpertEngine(Engine):
     def _worlds(evaluator: Evaluator) -> list[World]:
         """The sampled worlds of a decision: opponent hands from the inference, each with the
         rest of the unseen cards shuffled into a stock."""
-        rng = evaluator.rng
-        hands = [evaluator.k.sample(rng) for _ in range(evaluator.params.worlds)]
-        return worlds(hands, evaluator.k.unseen, rng)
+        hands = evaluator.opponent_hands(evaluator.params.worlds)
+        return worlds(hands, evaluator.k.unseen, evaluator.rng)
 
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
@@ -166,6 +167,10 @@ class ExpertEngine(Engine):
         scoring = self._scoring(view)
         totals = dict.fromkeys(candidates, 0.0)
         knock_total = 0.0
+        # Declining the knock to wait for gin, with the discard the evaluation likes best.
+        hold = knock is not None and params.hold_for_gin
+        hold_card = candidates[0]
+        hold_total = 0.0
         hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
         for world in self._worlds(evaluator):
             for card in candidates:
@@ -174,7 +179,12 @@ class ExpertEngine(Engine):
             if knock is not None:
                 kept = [c for c in cards if c != knock]
                 knock_total += showdown(kept, world.opponent, hidden, scoring)
+            if hold:
+                rest = [c for c in cards if c != hold_card]
+                hold_total += play_out(rest, world, hold_card, scoring, my_limit=0)
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        if hold and hold_total > max(knock_total, totals[best]):
+            return Move.discard(hold_card)
         if knock is not None and knock_total >= totals[best]:
             return Move.knock(knock)
         return Move.discard(best)

@@ -22,7 +22,7 @@ from engines.simple_engine import SimpleEngine
 from ginproto.cards import DECK, Card
 from ginproto.game import GameView
 from ginproto.hand import Hand
-from ginproto.melds import discard_deadwoods
+from ginproto.melds import deadwood, discard_deadwoods
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol import Go
 from ginproto.rules import Rules, Variant
@@ -320,3 +320,37 @@ def test_every_world_keeps_the_opponents_known_cards_out_of_the_stock() -> None:
         seen = {*view.cards, *view.pile}
         assert not seen & {*world.opponent, *world.stock}
         assert len({*world.opponent, *world.stock}) == 10 + view.stock
+
+
+def test_hands_weighed_by_deadwood_hold_less_of_it_and_only_cards_the_opponent_may_hold() -> None:
+    hand = _hand("take", "discard Ks", "stock", "discard 2s")
+    view = hand.view(0)
+    knowledge = Knowledge.of(view)
+    nine = Card.from_str("9s")
+    seen = {*view.cards, *view.pile}
+    plain = knowledge.samples(random.Random(5), 300)
+    weighed = knowledge.samples(random.Random(5), 300, beta=0.1, ratio=4)
+    for sample in (*plain, *weighed):
+        assert nine in sample
+        assert len(sample) == 10 == len(set(sample))
+        assert not seen & set(sample)
+    mean_plain = statistics.mean(deadwood(s) for s in plain)
+    mean_weighed = statistics.mean(deadwood(s) for s in weighed)
+    assert mean_weighed < mean_plain - 5
+
+
+def test_a_seat_that_plays_on_for_gin_knocks_only_with_gin() -> None:
+    # Bonuses far above any deadwood tell the kinds of result apart: this seat's own knock
+    # without gin wins less than 100; a gin or an undercut of the opponent wins 500 or more.
+    scoring = Scoring(10, 1000, 500)
+    rng = random.Random(8)
+    plain_knocks = 0
+    for _ in range(150):
+        deck = list(DECK)
+        rng.shuffle(deck)
+        mine, theirs, top, stock = deck[:10], deck[10:20], deck[20], deck[21:]
+        world = World(theirs, stock)
+        for_gin = play_out(mine, world, top, scoring, my_limit=0)
+        assert not 0 < for_gin < 500
+        plain_knocks += 0 < play_out(mine, world, top, scoring) < 500
+    assert plain_knocks > 10

@@ -6,7 +6,8 @@ world the hand is played to its end by a fast, greedy policy for both seats: tak
 card when it lowers the hand's deadwood, otherwise draw from the stock; discard the card that
 leaves the least deadwood; knock as soon as the deadwood allows it (gin at zero). The hand's
 score for this seat (gin and undercut bonuses included, the undercut scored by the rules core's
-``best_layoffs``) is the move's value in that world.
+``best_layoffs``) is the move's value in that world. This seat may also be played as one who
+waits for gin (``my_limit=0``): the value of declining a knock.
 
 Every candidate move of a decision is played out in the **same** worlds, so the luck of the
 draw cancels out of the comparison (common random numbers), and the engine picks the move with
@@ -105,11 +106,14 @@ def play_out(
     top: Card,
     scoring: Scoring,
     opponent_moves: bool = True,
+    my_limit: int | None = None,
 ) -> int:
     """Play the hand to its end in ``world`` and return this seat's points (negative: lost).
 
     ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
-    ``opponent_moves`` says who draws next (the opponent, normally). Neither the world nor
+    ``opponent_moves`` says who draws next (the opponent, normally). ``my_limit`` is the
+    deadwood at which this seat knocks: by default the knock limit, as for the opponent; 0
+    plays on for gin. Neither the world nor
     ``mine`` is changed, so one world serves every candidate move. The hands are 52-bit
     masks (``ginproto.melds``' mask functions) until the showdown."""
     hands = [_mask(mine), _mask(world.opponent)]
@@ -117,7 +121,7 @@ def play_out(
     stock = [c.index for c in world.stock]
     pos = 0
     seat = 1 if opponent_moves else 0
-    limit = scoring.knock_limit
+    limits = (scoring.knock_limit if my_limit is None else my_limit, scoring.knock_limit)
     pile = top.index
     for _ in range(MAX_TURNS):
         if len(stock) - pos <= DRAW_STOCK:
@@ -134,7 +138,7 @@ def play_out(
         hands[seat] = hand
         dws[seat] = dw
         pile = card
-        if dw <= limit:
+        if dw <= limits[seat]:
             knocker, other = _cards(hand), _cards(hands[1 - seat])
             hidden = [*other, *(DECK[i] for i in stock[pos:])]
             points = showdown(knocker, other, hidden, scoring)

@@ -24,9 +24,10 @@ meld with it (from ``Knowledge``'s probabilities) costs ``DANGER_POINTS`` points
 expected to be better, one draw later, than the hand after a draw from the stock; both sides look
 exactly one stock draw ahead.
 
-**Knocking.** ``knock_value`` samples opponent hands from the inference and plays each
-showdown with the referee's own layoff rules (``best_layoffs``): the mean score is the value of
-knocking now. The engine compares it with playing on in ``engines.expert.rollout``; with no
+**Knocking.** ``knock_value`` samples opponent hands from the inference (weighed toward the
+low deadwood a real player holds) and plays each showdown with the referee's own layoff rules
+(``best_layoffs``): the mean score is the value of knocking now. The engine compares it with
+playing on, and with playing on for gin, in ``engines.expert.rollout``; with no
 budget for that, it knocks when the value beats a threshold that shrinks as the stock runs out
 (near the two-card draw, any positive expectation beats a drawn hand). It always goes gin.
 """
@@ -96,6 +97,9 @@ class Params:
     candidates: int = 1  # discards (best by the evaluation) that are played out
     raw_late: float = 0.8  # ... plus this, in proportion to the stock drawn
     knock_weight: float = 80.0  # points per unit of chance to be able to knock next turn
+    sample_beta: float = 0.05  # sampled opponent hands kept with weight exp(-beta * deadwood)...
+    sample_ratio: int = 4  # ... out of this many times as many drawn
+    hold_for_gin: bool = True  # a knock is weighed against playing on for gin too
 
 
 def _mask(cards: Sequence[Card]) -> int:
@@ -187,6 +191,11 @@ class Evaluator:
         chance = total / mass if mass > 0 else float(base <= limit)
         self._p1[key] = chance
         return chance
+
+    def opponent_hands(self, count: int) -> list[tuple[Card, ...]]:
+        """``count`` opponent hands sampled from the inference, weighed toward low deadwood
+        (``Knowledge.samples``)."""
+        return self.k.samples(self.rng, count, self.params.sample_beta, self.params.sample_ratio)
 
     # -- danger ----------------------------------------------------------------------------
     def danger(self, card: Card) -> float:
@@ -285,8 +294,7 @@ class Evaluator:
         melds = arrangement.melds
         total = 0.0
         samples = max(1, self.params.knock_samples)
-        for _ in range(samples):
-            opponent = self.k.sample(self.rng)
+        for opponent in self.opponent_hands(samples):
             theirs = best_layoffs(melds, opponent).deadwood
             if mine < theirs:
                 total += theirs - mine
