@@ -44,9 +44,10 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
 # Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock;
-# 15 units look one more discard two draws deep (up to six), and 1.7 units play out one world
-# for the knock. At the default this is about 4 ms of CPU per decision on average (50 ms at
-# most) on the 2-core test machine: the budget is a ceiling on the mean, kept far from it.
+# 15 units look one more discard two draws deep (up to six), and 2.2 units play out one world
+# for the knock (three play-outs in it: the showdown, playing on, playing on for gin). At the
+# default this is under 10 ms of CPU per decision on average on the 2-core test machine: the
+# budget is a ceiling on the mean, kept far from it.
 WORK_PER_MS = 10
 MAX_MOVETIME = 60_000
 
@@ -69,7 +70,7 @@ def effort(budget: float) -> Params:
     return Params(
         knock_samples=int(min(400, 12 + work)),
         deep_discards=int(min(6, work // 15)),
-        worlds=int(min(1000, work * 0.6)),
+        worlds=int(min(1000, work * 0.45)),
     )
 
 
