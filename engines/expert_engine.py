@@ -148,9 +148,11 @@ class ExpertEngine(Engine):
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
     ) -> Move:
         """Compare the best discards (``Params.candidates`` of them, by the evaluation) and the
-        best knock by playing each out in the same sampled worlds. Played-out discards are
-        compared only when there are several: a few dozen worlds are too noisy to rank
-        discards the evaluation already orders, so by default only the knock is searched."""
+        best knock by playing each out in the same sampled worlds; with ``hold_for_gin``, a
+        knock is also weighed against the best discard played out by a seat that knocks only
+        with gin. Played-out discards are compared only when there are several: a few dozen
+        worlds are too noisy to rank discards the evaluation already orders, so by default
+        only the knock is searched."""
         hand = view.hand
         cards = hand.cards
         params = evaluator.params
