@@ -554,6 +554,15 @@ def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
     return {DECK[i]: dw for i, dw in mask_knock_options(hand, limit).items()}
 
 
+def cards_mask(cards: Iterable[Card]) -> int:
+    """The 52-bit mask of ``cards`` (bit ``card.index`` per card), the form the mask functions
+    take."""
+    mask = 0
+    for c in cards:
+        mask |= 1 << c.index
+    return mask
+
+
 def mask_value(mask: int) -> int:
     """The total point value of the cards of a 52-bit mask (four table lookups)."""
     return (

@@ -22,7 +22,7 @@ from engines.simple_engine import SimpleEngine
 from ginproto.cards import DECK, Card
 from ginproto.game import GameView
 from ginproto.hand import Hand
-from ginproto.melds import deadwood, discard_deadwoods
+from ginproto.melds import cards_mask, deadwood, discard_deadwoods
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol import Go
 from ginproto.rules import Rules, Variant
@@ -127,7 +127,7 @@ def test_the_chance_to_knock_next_turn_matches_trying_every_draw(limit: int) -> 
         view = hand.view(hand.to_move)
         evaluator = Evaluator(Knowledge.of(view), Params(), random.Random(0), limit)
         cards = list(view.cards)
-        key = sum(1 << c.index for c in cards)
+        key = cards_mask(cards)
         assert evaluator.knock_chance(key) == pytest.approx(
             _knock_chance_by_brute_force(evaluator, cards, limit)
         )

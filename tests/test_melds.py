@@ -22,6 +22,7 @@ from ginproto.melds import (
     MeldKind,
     best_layoffs,
     best_melds,
+    cards_mask,
     check_declared,
     deadwood,
     discard_deadwoods,
@@ -551,10 +552,6 @@ def test_meld_validity_property(group: list[Card]) -> None:
         assert set(m.cards) == set(group)
 
 
-def _mask(hand: Iterable[Card]) -> int:
-    return sum(1 << c.index for c in hand)
-
-
 @pytest.mark.parametrize("size", [1, 2, 10, 11, 12, 13, 14])
 def test_least_discard_and_mask_deadwood_match_the_naive_solver(size: int) -> None:
     """The search's shortcuts (the least deadwood after a discard without listing every
@@ -562,8 +559,8 @@ def test_least_discard_and_mask_deadwood_match_the_naive_solver(size: int) -> No
     hands full of overlapping melds."""
     hands = random_hands(31 + size, 150, size) + dense_hands(47 + size, 150, [size])
     for hand in hands:
-        assert mask_least_discard(_mask(hand)) == min(naive.discard_deadwoods(hand).values())
-        assert mask_deadwood(_mask(hand)) == naive.deadwood(hand)
+        assert mask_least_discard(cards_mask(hand)) == min(naive.discard_deadwoods(hand).values())
+        assert mask_deadwood(cards_mask(hand)) == naive.deadwood(hand)
 
 
 def test_least_discard_of_no_cards_is_an_error() -> None:

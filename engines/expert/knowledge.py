@@ -25,11 +25,12 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ginproto.cards import DECK, Card
 from ginproto.hand import HandView
-from ginproto.melds import mask_deadwood
+from ginproto.melds import cards_mask, mask_deadwood
 from ginproto.moves import MoveKind
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
@@ -167,23 +168,7 @@ class Knowledge:
     def sample(self, rng: random.Random) -> tuple[Card, ...]:
         """One opponent hand drawn from the inference: the known cards plus hidden cards drawn
         without replacement with the unseen cards' weights."""
-        need = self.hidden_count
-        pool = list(self.unseen)
-        weights = [max(1e-6, self.weights[c]) for c in pool]
-        chosen: list[Card] = []
-        for _ in range(min(need, len(pool))):
-            total = sum(weights)
-            x = rng.random() * total
-            acc = 0.0
-            pick = len(pool) - 1
-            for i, w in enumerate(weights):
-                acc += w
-                if acc >= x:
-                    pick = i
-                    break
-            chosen.append(pool.pop(pick))
-            weights.pop(pick)
-        return (*sorted(self.opponent_known), *chosen)
+        return self._draw(self._pool(), rng.random)
 
     def samples(
         self, rng: random.Random, count: int, beta: float = 0.0, ratio: int = 1
@@ -191,25 +176,27 @@ class Knowledge:
         """``count`` opponent hands. With ``beta`` and a ``ratio`` above 1, ``ratio`` times as
         many are drawn and ``count`` of them resampled with weight ``exp(-beta * deadwood)``.
         Otherwise each is one ``sample``."""
-        if beta <= 0 or ratio <= 1:
-            return [self.sample(rng) for _ in range(count)]
-        known = tuple(sorted(self.opponent_known))
-        need = min(self.hidden_count, len(self.unseen))
-        # Weighted draws without replacement, as in ``sample``, done at once (Efraimidis and
-        # Spirakis): the ``need`` cards with the largest u ** (1 / weight), u uniform.
-        pool = [(1.0 / max(1e-6, self.weights[c]), c) for c in self.unseen]
+        pool = self._pool()
         uniform = rng.random
-        candidates: list[tuple[Card, ...]] = []
-        weights: list[float] = []
-        for _ in range(count * ratio):
-            chosen = heapq.nlargest(need, pool, key=lambda item: uniform() ** item[0])
-            hand = (*known, *(c for _, c in chosen))
-            mask = 0
-            for c in hand:
-                mask |= 1 << c.index
-            candidates.append(hand)
-            weights.append(math.exp(-beta * mask_deadwood(mask)))
+        if beta <= 0 or ratio <= 1:
+            return [self._draw(pool, uniform) for _ in range(count)]
+        candidates = [self._draw(pool, uniform) for _ in range(count * ratio)]
+        weights = [math.exp(-beta * mask_deadwood(cards_mask(hand))) for hand in candidates]
         return rng.choices(candidates, weights=weights, k=count)
+
+    def _pool(self) -> list[tuple[float, Card]]:
+        """The unseen cards, each with the inverse of its weight (``_draw``'s exponent)."""
+        return [(1.0 / max(1e-6, self.weights[c]), c) for c in self.unseen]
+
+    def _draw(
+        self, pool: list[tuple[float, Card]], uniform: Callable[[], float]
+    ) -> tuple[Card, ...]:
+        """The known cards plus the hidden ones drawn from ``pool`` without replacement, each
+        in proportion to its weight, all at once (Efraimidis and Spirakis): the cards with the
+        largest ``u ** (1 / weight)``, ``u`` uniform."""
+        need = min(self.hidden_count, len(pool))
+        chosen = heapq.nlargest(need, pool, key=lambda item: uniform() ** item[0])
+        return (*sorted(self.opponent_known), *(c for _, c in chosen))
 
 
 def _normalise(odds: dict[Card, float], total: int) -> dict[Card, float]:

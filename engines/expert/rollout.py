@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ginproto.cards import DECK, Card
 from ginproto.melds import (
     best_layoffs,
+    cards_mask,
     knocker_arrangement,
     mask_deadwood,
     mask_knock_options,
@@ -77,13 +78,6 @@ _VALUES = tuple(c.value for c in DECK)
 _ANY = 1 << 30  # a knock limit every discard meets: the deadwood after each discard
 
 
-def _mask(cards: Sequence[Card]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c.index
-    return mask
-
-
 def _best_discard(dd: dict[int, int], banned: int) -> tuple[int, int]:
     """The discard (a card index) that leaves the least deadwood (ties: the higher card, then
     the lower index), never ``banned``."""
@@ -113,10 +107,10 @@ def play_out(
     ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
     ``opponent_moves`` says who draws next (the opponent, normally). ``my_limit`` is the
     deadwood at which this seat knocks: by default the knock limit, as for the opponent; 0
-    plays on for gin. Neither the world nor
-    ``mine`` is changed, so one world serves every candidate move. The hands are 52-bit
-    masks (``ginproto.melds``' mask functions) until the showdown."""
-    hands = [_mask(mine), _mask(world.opponent)]
+    plays on for gin. Neither the world nor ``mine`` is changed, so one world serves every
+    candidate move. The hands are 52-bit masks (``ginproto.melds``' mask functions) until the
+    showdown."""
+    hands = [cards_mask(mine), cards_mask(world.opponent)]
     dws = [mask_deadwood(hands[0]), mask_deadwood(hands[1])]
     stock = [c.index for c in world.stock]
     pos = 0

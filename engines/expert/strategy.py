@@ -43,6 +43,7 @@ from engines.expert.rollout import DRAW_STOCK
 from ginproto.cards import DECK, Card
 from ginproto.melds import (
     best_layoffs,
+    cards_mask,
     deadwood,
     knocker_arrangement,
     mask_deadwood,
@@ -102,12 +103,6 @@ class Params:
     hold_for_gin: bool = True  # a knock is weighed against playing on for gin too
 
 
-def _mask(cards: Sequence[Card]) -> int:
-    mask = 0
-    for c in cards:
-        mask |= 1 << c.index
-    return mask
-
 
 class Evaluator:
     """The evaluation of one decision: ``Knowledge`` plus caches keyed by hand."""
@@ -140,12 +135,12 @@ class Evaluator:
 
     def after_discards(self, cards: Sequence[Card]) -> dict[Card, int]:
         """For each card of ``cards``, the least deadwood without it (cached)."""
-        return {DECK[i]: dw for i, dw in self._after_mask(_mask(cards)).items()}
+        return {DECK[i]: dw for i, dw in self._after_mask(cards_mask(cards)).items()}
 
     def expected(self, hand: Sequence[Card]) -> float:
         """``E1``: the expected least deadwood of the 10-card ``hand`` after one stock draw and
         the best discard."""
-        return self._expected(_mask(hand))
+        return self._expected(cards_mask(hand))
 
     def _expected(self, key: int) -> float:
         found = self._e1.get(key)
@@ -228,7 +223,7 @@ class Evaluator:
         ``hand`` looked at two draws deep. A drawn card that melds with nothing in the hand
         shifts ``E1`` by the change in plain deadwood; the others try their two best
         discards."""
-        key = _mask(hand)
+        key = cards_mask(hand)
         here = self._expected(key)
         base = _deadwood(key)
         drop = _least(key)
@@ -263,7 +258,7 @@ class Evaluator:
             value = expected(rest) + self.params.danger_points * self.danger(card)
             value += raw * deadwood(rest)
             if self.params.knock_weight:
-                value -= self.params.knock_weight * self.knock_chance(_mask(rest))
+                value -= self.params.knock_weight * self.knock_chance(cards_mask(rest))
             return value
 
         scores = {card: score(card, self.expected) for card in allowed}
