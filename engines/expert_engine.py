@@ -2,7 +2,8 @@
 
 Each decision starts from what this seat can know (``engines.expert.knowledge``): the cards the
 opponent took from the pile (known to be in its hand), the ones it passed on or threw away (it
-probably holds nothing that melds with them), and the unseen rest. On that inference
+probably holds nothing that melds with them), and the unseen rest, sharpened by sampling whole
+hands and keeping those that explain its last discard and its not knocking. On that inference
 (``engines.expert.strategy``) it
 
 - takes the upcard or the pile's top card only when the hand it makes is expected to beat a
@@ -43,13 +44,15 @@ from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
-# Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock;
-# 15 units look one more discard two draws deep (up to six), and 2.2 units play out one world
-# for the knock (three play-outs in it: the showdown, playing on, playing on for gin). At the
-# default this is under 10 ms of CPU per decision on average on the 2-core test machine: the
-# budget is a ceiling on the mean, kept far from it.
+# Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock
+# and two hands weighed by ``Knowledge.refine``; 15 units look one more discard two draws deep
+# (up to six), and 2.2 units play out one world for the knock (three play-outs in it: the
+# showdown, playing on, playing on for gin). At the default this is about 15 ms of CPU per
+# decision on average on the 2-core test machine: the budget is a ceiling on the mean, kept
+# far from it.
 WORK_PER_MS = 10
 MAX_MOVETIME = 60_000
+MAX_POSTERIOR = 1200
 
 
 def budget_ms(movetime: int, go: Go) -> float:
@@ -65,12 +68,14 @@ def budget_ms(movetime: int, go: Go) -> float:
 
 def effort(budget: float) -> Params:
     """The work a decision does for a budget in milliseconds: more sampled opponent hands and
-    played-out worlds for the knock, and more discards looked at two draws deep."""
+    played-out worlds for the knock, more discards looked at two draws deep, and more hands
+    weighed to sharpen the inference (two per unit, up to ``MAX_POSTERIOR``)."""
     work = budget * WORK_PER_MS
     return Params(
         knock_samples=int(min(400, 12 + work)),
         deep_discards=int(min(6, work // 15)),
         worlds=int(min(1000, work * 0.45)),
+        posterior=int(min(MAX_POSTERIOR, work * 2)),
     )
 
 
@@ -94,7 +99,19 @@ class ExpertEngine(Engine):
             *(c.index for c in hand.cards),
         )
         params = effort(budget_ms(int(self.option("Movetime")), self.go))
-        return Evaluator(Knowledge.of(hand), params, random.Random(hash(key)), hand.knock_limit)
+        rng = random.Random(hash(key))
+        knowledge = Knowledge.of(hand)
+        if params.posterior:
+            knowledge.refine(
+                rng,
+                params.posterior,
+                beta=params.sample_beta,
+                limit=hand.knock_limit,
+                declined=params.declined,
+                regret=params.regret,
+                keep=params.keep,
+            )
+        return Evaluator(knowledge, params, rng, hand.knock_limit)
 
     # -- the first upcard and the draw ----------------------------------------------------
     def offer(self, view: GameView) -> Move:

@@ -18,6 +18,14 @@ holds far more deadwood than a player's hand does, since a player keeps its meld
 its high unmatched cards away (against ``simple``, 14 points more on average). ``samples``
 corrects this by resampling: it draws several times as many hands and keeps them with weight
 ``exp(-beta * deadwood)``.
+
+Whole hands also explain the opponent's play in ways single cards cannot. ``refine`` draws a few
+hundred hands and weighs each by how well it explains what the opponent just did: a hand that
+could have knocked (or gone gin) after its last discard probably is not its hand, since it did
+not; a hand in which its last discard kept points of deadwood that another discard would have
+shed is less likely the more points it kept. The weighted share of each card in those hands
+becomes its probability (against ``simple``, the log-loss of the probabilities on the real
+hands fell from 0.560 to 0.552), and the weighted hands are what ``samples`` then draws.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from dataclasses import dataclass, field
 
 from ginproto.cards import DECK, Card
 from ginproto.hand import HandView
-from ginproto.melds import cards_mask, mask_deadwood
+from ginproto.melds import cards_mask, mask_deadwood, mask_knock_options
 from ginproto.moves import MoveKind
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
@@ -43,6 +51,7 @@ PASSED_FACTOR = 0.55
 DISCARDED_FACTOR = 0.7
 TAKEN_FACTOR = 1.8
 MAX_PROBABILITY = 0.97
+_ANY = 1 << 30  # a knock limit every discard meets
 
 
 def meld_partners(card: Card) -> tuple[Card, ...]:
@@ -80,6 +89,10 @@ class Knowledge:
     stock: int
     weights: dict[Card, float] = field(default_factory=dict)
     stock_mass: float = 0.0
+    last_discard: Card | None = None  # the opponent's discard on its last turn ...
+    last_taken: Card | None = None  # ... and the pile card it took on that turn, if any
+    population: list[tuple[Card, ...]] = field(default_factory=list)
+    population_weights: list[float] = field(default_factory=list)
 
     @classmethod
     def of(cls, hand: HandView) -> Knowledge:
@@ -92,6 +105,9 @@ class Knowledge:
         passed: list[Card] = []
         discarded: list[Card] = []
         taken: list[Card] = []
+        last_discard: Card | None = None
+        last_taken: Card | None = None
+        took: Card | None = None
         for turn in hand.history:
             kind = turn.move.kind
             theirs = turn.seat != me
@@ -106,6 +122,7 @@ class Knowledge:
                     known.add(card)
                     taken.append(card)
                     size += 1
+                    took = card
             elif kind is MoveKind.DISCARD or kind is MoveKind.KNOCK:
                 card = turn.move.card
                 if card is not None:
@@ -114,6 +131,7 @@ class Knowledge:
                         known.discard(card)
                         discarded.append(card)
                         size -= 1
+                        last_discard, last_taken, took = card, took, None
         mine = frozenset(hand.cards)
         seen = mine | set(hand.pile) | known
         unseen = tuple(c for c in DECK if c not in seen)
@@ -127,6 +145,8 @@ class Knowledge:
             taken=tuple(taken),
             unseen=unseen,
             stock=hand.stock,
+            last_discard=last_discard,
+            last_taken=last_taken,
         )
         knowledge.weights = knowledge._weigh()
         knowledge.stock_mass = sum(1.0 - p for p in knowledge.weights.values())
@@ -176,6 +196,8 @@ class Knowledge:
         """``count`` opponent hands. With ``beta`` and a ``ratio`` above 1, ``ratio`` times as
         many are drawn and ``count`` of them resampled with weight ``exp(-beta * deadwood)``.
         Otherwise each is one ``sample``."""
+        if self.population:
+            return rng.choices(self.population, weights=self.population_weights, k=count)
         pool = self._pool()
         uniform = rng.random
         if beta <= 0 or ratio <= 1:
@@ -183,6 +205,59 @@ class Knowledge:
         candidates = [self._draw(pool, uniform) for _ in range(count * ratio)]
         weights = [math.exp(-beta * mask_deadwood(cards_mask(hand))) for hand in candidates]
         return rng.choices(candidates, weights=weights, k=count)
+
+    def refine(
+        self,
+        rng: random.Random,
+        size: int,
+        *,
+        beta: float,
+        limit: int,
+        declined: float,
+        regret: float,
+        keep: float,
+    ) -> None:
+        """Sharpen the per-card probabilities with what whole hands explain: draw ``size``
+        hands from them and weigh each by how well it explains the opponent's play (low
+        deadwood, ``beta``; a hand that could have knocked and did not, ``declined``; its last
+        discard, ``exp(-regret * points)`` for the points of deadwood it kept that another
+        discard would have shed). The new probability of a card is its weighted share of the
+        hands, mixed with ``keep`` of the old one; the weighted hands are kept for
+        ``samples``."""
+        need = self.hidden_count
+        if need <= 0 or size <= 0 or not self.unseen:
+            return
+        pool = self._pool()
+        uniform = rng.random
+        hands = [self._draw(pool, uniform) for _ in range(size)]
+        weights: list[float] = []
+        last = self.last_discard
+        for hand in hands:
+            mask = cards_mask(hand)
+            dw = mask_deadwood(mask)
+            w = math.exp(-beta * dw)
+            if self.discarded and dw <= limit:
+                w *= declined * declined if dw == 0 else declined
+            if last is not None and regret > 0:
+                after = mask_knock_options(mask | 1 << last.index, _ANY)
+                banned = -1 if self.last_taken is None else self.last_taken.index
+                best = min(v for i, v in after.items() if i != banned)
+                w *= math.exp(-regret * (after[last.index] - best))
+            weights.append(w)
+        total = sum(weights)
+        if total <= 0:
+            return
+        share = dict.fromkeys(self.unseen, 0.0)
+        for hand, w in zip(hands, weights, strict=True):
+            for card in hand:
+                if card in share:
+                    share[card] += w
+        old = self.weights
+        new = {c: keep * old[c] + (1 - keep) * share[c] / total for c in self.unseen}
+        self.weights = _normalise(new, need)
+        self.stock_mass = sum(1.0 - p for p in self.weights.values())
+        self.population = hands
+        self.population_weights = weights
 
     def _pool(self) -> list[tuple[float, Card]]:
         """The unseen cards, each with the inverse of its weight (``_draw``'s exponent)."""
