@@ -19,7 +19,7 @@ from engines.expert.strategy import Evaluator, Params
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, budget_ms, effort
 from engines.random_engine import RandomEngine
 from engines.simple_engine import SimpleEngine
-from ginproto.cards import DECK, Card
+from ginproto.cards import DECK, Card, parse_cards
 from ginproto.game import GameView
 from ginproto.hand import Hand
 from ginproto.melds import cards_mask, deadwood, discard_deadwoods
@@ -354,3 +354,74 @@ def test_a_seat_that_plays_on_for_gin_knocks_only_with_gin() -> None:
         assert not 0 < for_gin < 500
         plain_knocks += 0 < play_out(mine, world, top, scoring) < 500
     assert plain_knocks > 10
+
+
+def _regret(hand: tuple[Card, ...], discard: Card, banned: Card) -> int:
+    """The points of deadwood ``hand`` kept by discarding ``discard`` from ``hand + discard``
+    rather than its best discard (never ``banned``, the card taken from the pile that turn)."""
+    after = discard_deadwoods([*hand, discard])
+    return after[discard] - min(dw for card, dw in after.items() if card != banned)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_refined_hands_explain_the_opponents_last_discard(seed: int) -> None:
+    # Seat 1 takes the upcard 9s and throws Ks. Drawn card by card, its hands would often
+    # have shed more deadwood with another discard; the refined hands rarely would.
+    hand = _hand("take", "discard Ks")
+    view = hand.view(0)
+    knowledge = Knowledge.of(view)
+    nine, king = Card.from_str("9s"), Card.from_str("Ks")
+    assert (knowledge.last_discard, knowledge.last_taken) == (king, nine)
+    plain = knowledge.samples(random.Random(seed), 300)
+    knowledge.refine(
+        random.Random(seed), 400, beta=0.05, limit=10, declined=0.3, regret=1.0, keep=0.2
+    )
+    refined = knowledge.samples(random.Random(seed), 300)
+    seen = {*view.cards, *view.pile}
+    for sample in refined:
+        assert nine in sample
+        assert len(sample) == 10 == len(set(sample))
+        assert not seen & set(sample)
+    assert sum(knowledge.weights.values()) == pytest.approx(9)
+    assert all(knowledge.probability(card) == 0.0 for card in seen)
+    mean_plain = statistics.mean(_regret(s, king, nine) for s in plain)
+    mean_refined = statistics.mean(_regret(s, king, nine) for s in refined)
+    assert mean_plain > 1.5
+    assert mean_refined < mean_plain / 3
+
+
+def _melded_opponent(discarded: tuple[Card, ...]) -> Knowledge:
+    """An opponent known to hold two melds (taken from the pile) and four hidden cards."""
+    known = frozenset(parse_cards("Ac Ad Ah 2s 3s 4s"))
+    mine = frozenset(parse_cards("Kc Kd Kh Qc Qd Qh Jc Jd Jh Tc"))
+    seen = known | mine | set(discarded)
+    knowledge = Knowledge(
+        mine=mine,
+        pile=discarded,
+        opponent_known=known,
+        opponent_size=10,
+        passed=(),
+        discarded=discarded,
+        taken=tuple(sorted(known)),
+        unseen=tuple(c for c in DECK if c not in seen),
+        stock=20,
+    )
+    knowledge.weights = knowledge._weigh()
+    knowledge.stock_mass = sum(1.0 - p for p in knowledge.weights.values())
+    return knowledge
+
+
+def test_a_hand_that_could_have_knocked_is_not_kept_once_the_opponent_declined_to() -> None:
+    # With two melds known, many hands drawn for the opponent could knock. After it discarded
+    # without knocking, the refined hands cannot; before it ever discarded, nothing is known.
+    fresh, declined = _melded_opponent(()), _melded_opponent((Card.from_str("9s"),))
+    for knowledge in (fresh, declined):
+        knowledge.refine(
+            random.Random(4), 300, beta=0.0, limit=10, declined=0.0, regret=0.0, keep=0.0
+        )
+    knockable = [
+        statistics.mean(deadwood(s) <= 10 for s in k.samples(random.Random(4), 200))
+        for k in (fresh, declined)
+    ]
+    assert knockable[0] > 0.2
+    assert knockable[1] == 0.0
