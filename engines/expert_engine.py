@@ -47,7 +47,7 @@ DEFAULT_MOVETIME = 20
 # Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock
 # and two hands weighed by ``Knowledge.refine``; 15 units look one more discard two draws deep
 # (up to six), and 2.2 units play out one world for the knock (three play-outs in it: the
-# showdown, playing on, playing on for gin). At the default this is about 15 ms of CPU per
+# showdown, playing on, playing on for gin). At the default this is about 13 ms of CPU per
 # decision on average on the 2-core test machine: the budget is a ceiling on the mean, kept
 # far from it.
 WORK_PER_MS = 10

@@ -195,7 +195,8 @@ class Knowledge:
     ) -> list[tuple[Card, ...]]:
         """``count`` opponent hands. With ``beta`` and a ``ratio`` above 1, ``ratio`` times as
         many are drawn and ``count`` of them resampled with weight ``exp(-beta * deadwood)``.
-        Otherwise each is one ``sample``."""
+        Otherwise each is one ``sample``. Once ``refine`` has run, they are drawn from its
+        weighted hands instead."""
         if self.population:
             return rng.choices(self.population, weights=self.population_weights, k=count)
         pool = self._pool()
