@@ -36,6 +36,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engines.expert.rollout import EVERY_DISCARD
 from ginproto.cards import DECK, Card
 from ginproto.hand import HandView
 from ginproto.melds import cards_mask, mask_deadwood, mask_knock_options
@@ -51,7 +52,6 @@ PASSED_FACTOR = 0.55
 DISCARDED_FACTOR = 0.7
 TAKEN_FACTOR = 1.8
 MAX_PROBABILITY = 0.97
-_ANY = 1 << 30  # a knock limit every discard meets
 
 
 def meld_partners(card: Card) -> tuple[Card, ...]:
@@ -240,7 +240,7 @@ class Knowledge:
             if self.discarded and dw <= limit:
                 w *= declined * declined if dw == 0 else declined
             if last is not None and regret > 0:
-                after = mask_knock_options(mask | 1 << last.index, _ANY)
+                after = mask_knock_options(mask | 1 << last.index, EVERY_DISCARD)
                 banned = -1 if self.last_taken is None else self.last_taken.index
                 best = min(v for i, v in after.items() if i != banned)
                 w *= math.exp(-regret * (after[last.index] - best))

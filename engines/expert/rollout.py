@@ -75,7 +75,7 @@ def showdown(
 
 
 _VALUES = tuple(c.value for c in DECK)
-_ANY = 1 << 30  # a knock limit every discard meets: the deadwood after each discard
+EVERY_DISCARD = 1 << 30  # a knock limit every discard meets: the deadwood after each discard
 
 
 def _best_discard(dd: dict[int, int], banned: int) -> tuple[int, int]:
@@ -121,13 +121,13 @@ def play_out(
         if len(stock) - pos <= DRAW_STOCK:
             return 0
         hand = hands[seat]
-        card, dw = _best_discard(mask_knock_options(hand | 1 << pile, _ANY), pile)
+        card, dw = _best_discard(mask_knock_options(hand | 1 << pile, EVERY_DISCARD), pile)
         if dw < dws[seat]:
             hand |= 1 << pile
         else:
             hand |= 1 << stock[pos]
             pos += 1
-            card, dw = _best_discard(mask_knock_options(hand, _ANY), -1)
+            card, dw = _best_discard(mask_knock_options(hand, EVERY_DISCARD), -1)
         hand &= ~(1 << card)
         hands[seat] = hand
         dws[seat] = dw
