@@ -89,6 +89,11 @@ class ExpertEngine(Engine):
         Option.spin("Movetime", default=DEFAULT_MOVETIME, min=0, max=MAX_MOVETIME),
     )
 
+    def params_for(self, budget: float) -> Params:
+        """The parameters of a decision with ``budget`` milliseconds: ``effort``'s. A subclass
+        may change them (``bench/expert_hands.py`` compares such variants)."""
+        return effort(budget)
+
     def _evaluator(self, view: GameView) -> Evaluator:
         hand = view.hand
         key = (
@@ -98,7 +103,7 @@ class ExpertEngine(Engine):
             len(hand.history),
             *(c.index for c in hand.cards),
         )
-        params = effort(budget_ms(int(self.option("Movetime")), self.go))
+        params = self.params_for(budget_ms(int(self.option("Movetime")), self.go))
         rng = random.Random(hash(key))
         knowledge = Knowledge.of(hand)
         if params.posterior:

@@ -3,6 +3,7 @@ and whole games in every variant, in process and through the referee."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import statistics
@@ -425,3 +426,26 @@ def test_a_hand_that_could_have_knocked_is_not_kept_once_the_opponent_declined_t
     ]
     assert knockable[0] > 0.2
     assert knockable[1] == 0.0
+
+
+def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:
+    from bench.expert_hands import TunedExpert, parse_changes
+
+    changes = parse_changes(["danger_points=9", "worlds=0", "hold_for_gin=false"])
+    assert changes == {"danger_points": 9.0, "worlds": 0, "hold_for_gin": False}
+    tuned = TunedExpert(changes).params_for(20)
+    plain = ExpertEngine().params_for(20)
+    assert plain.worlds > 0
+    assert (tuned.danger_points, tuned.worlds, tuned.hold_for_gin) == (9.0, 0, False)
+    assert (
+        dataclasses.replace(
+            tuned,
+            danger_points=plain.danger_points,
+            worlds=plain.worlds,
+            hold_for_gin=plain.hold_for_gin,
+        )
+        == plain
+    )
+    for bad in ("nope=1", "worlds=x", "worlds"):
+        with pytest.raises(ValueError, match="--set"):
+            parse_changes([bad])
