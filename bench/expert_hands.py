@@ -79,12 +79,17 @@ def parse_changes(items: Sequence[str]) -> Change:
     return changes
 
 
+class Fault(Exception):
+    """A hand ended by a fault: a bug in an engine, not a result."""
+
+
 def hand_points(rules: Rules, expert: ExpertEngine, seat: int, seed: str, key: int) -> int:
     """The expert's net points in the single hand ``key``, sitting at ``seat``."""
     players = [expert, SimpleEngine()] if seat == 0 else [SimpleEngine(), expert]
     log = play_game(rules, players, seed, key)
     if log.fault is not None:
-        raise RuntimeError(f"hand {key}: {log.fault}")
+        who = type(expert).__name__
+        raise Fault(f"{who} at seat {seat}, deal {key} of seed {seed!r}: {log.fault}")
     entry = log.game.entries[-1]
     if entry.winner is None:
         return 0
@@ -146,15 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     started = time.monotonic()
     results: list[tuple[int, int]] = []
-    with multiprocessing.Pool(args.jobs) as pool:
-        for part in pool.imap(play_deals, jobs):
-            results.extend(part)
-            print(
-                f"\r{len(results)}/{args.deals} deals, {time.monotonic() - started:.0f} s",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+    try:
+        with multiprocessing.Pool(args.jobs) as pool:
+            for part in pool.imap(play_deals, jobs):
+                results.extend(part)
+                print(
+                    f"\r{len(results)}/{args.deals} deals, {time.monotonic() - started:.0f} s",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    except Fault as fault:
+        print(f"\nexpert_hands: {fault}", file=sys.stderr)
+        return 1
     print(file=sys.stderr)
     hands = 2 * len(results)
     base = sum(b for b, _ in results) / hands
