@@ -446,6 +446,11 @@ def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:
         )
         == plain
     )
+    # The changed parameters are the ones its decisions are made with.
+    view = _view(_hand("take", "discard Ks"), 0)
+    used = TunedExpert(changes)._evaluator(view).params
+    assert (used.danger_points, used.worlds, used.hold_for_gin) == (9.0, 0, False)
+    assert ExpertEngine()._evaluator(view).params.worlds > 0
     for bad in ("nope=1", "worlds=x", "worlds"):
         with pytest.raises(ValueError, match="--set"):
             parse_changes([bad])
