@@ -454,3 +454,30 @@ def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:
     for bad in ("nope=1", "worlds=x", "worlds"):
         with pytest.raises(ValueError, match="--set"):
             parse_changes([bad])
+
+
+def test_the_danger_bench_labels_each_card_by_the_opponents_hand_at_that_moment() -> None:
+    from bench.danger_bound import FEATURES, PAIR_MASKS, Opponent, Recorder, Row, can_meld
+
+    # The pairs that meld with a card: three of its rank, and the runs through it.
+    counts = {str(c): len(PAIR_MASKS[c.index]) for c in parse_cards("As 2s 7s Ks")}
+    assert counts == {"As": 4, "2s": 5, "7s": 6, "Ks": 4}
+    seven = parse_cards("7s")[0]
+    assert can_meld(seven, cards_mask(parse_cards("7h 7d 2c")))
+    assert can_meld(seven, cards_mask(parse_cards("8s 9s")))
+    assert not can_meld(seven, cards_mask(parse_cards("7h 8s 5s Kd")))
+
+    class Checked(Recorder):
+        def record(self, view: GameView, truth: int) -> None:
+            # The opponent's hand as recorded is ten cards the expert cannot see.
+            seen = cards_mask(view.hand.cards) | cards_mask(view.hand.pile)
+            assert truth.bit_count() == 10 and not truth & seen
+            super().record(view, truth)
+
+    rows: list[Row] = []
+    for key in range(3):
+        opponent = Opponent()
+        log = play_game(Rules(target=1), [Checked(opponent, rows, key), opponent], "bench", key)
+        assert log.fault is None
+    assert rows and all(len(features) == len(FEATURES) for _, _, features, _ in rows)
+    assert {truth for *_, truth in rows} == {False, True}
