@@ -108,6 +108,8 @@ class DaskCluster:
         self._checked: frozenset[str] = frozenset()
         self._plugins: set[str] = set()  # the runs' plugins registered and not yet removed
         if self.address.startswith(LOCAL):
+            from referee.dask_worker import LocalWorkerPlugin
+
             n = int(self.address[len(LOCAL) :])
             try:
                 self._local = distributed.LocalCluster(
@@ -122,6 +124,7 @@ class DaskCluster:
                 self.client: Client = distributed.Client(
                     self._local, set_as_default=False, timeout=connect_timeout
                 )
+                self.client.register_plugin(LocalWorkerPlugin(), name=LocalWorkerPlugin.name)
             except Exception as exc:
                 self.close()
                 raise DaskError(

@@ -84,6 +84,31 @@ def refusal(worker: str, spec: EngineSpec, detail: str) -> str:
     )
 
 
+HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat."
+"""What a worker logs, with a traceback, when its heartbeat meets a closed connection."""
+
+
+class QuietHeartbeat(logging.Filter):
+    """Drops a worker's heartbeat failure. In a local cluster the scheduler lives in the
+    referee's own process, so that failure only ever means the referee is closing the cluster
+    (a worker being retired can send one last heartbeat after the scheduler dropped it), and
+    its traceback would land on the referee's stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != HEARTBEAT_FAILED
+
+
+class LocalWorkerPlugin(WorkerPlugin):
+    """Installed on the workers of a ``local:N`` cluster: ``QuietHeartbeat`` on their log."""
+
+    name = "ginproto-local-worker"
+
+    def setup(self, worker: Worker) -> None:
+        logger = logging.getLogger("distributed.worker")
+        if not any(isinstance(f, QuietHeartbeat) for f in logger.filters):
+            logger.addFilter(QuietHeartbeat())
+
+
 class EnginesPlugin(WorkerPlugin):
     """One run's engines on one worker: a pool of warm ``Seats`` and the game task's code."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -560,3 +562,25 @@ def test_debug_log_is_refused_on_a_cluster(tmp_path: Path) -> None:
         ["match", "simple", "random", "--dask", "local:1", "--debug-log", str(tmp_path / "d")],
     )
     assert result.exit_code == 2 and "--debug-log" in result.output
+
+
+def test_a_local_workers_heartbeat_failure_at_shutdown_prints_no_traceback() -> None:
+    # A retiring worker's last heartbeat can meet the scheduler that dropped it; in a local
+    # cluster the referee is closing it, and the worker's traceback would reach its stderr.
+    from referee.dask_worker import HEARTBEAT_FAILED, LocalWorkerPlugin, QuietHeartbeat
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("distributed.worker", logging.ERROR, "", 0, msg, None, None)
+
+    quiet = QuietHeartbeat()
+    assert not quiet.filter(record(HEARTBEAT_FAILED))
+    assert quiet.filter(record("Unexpected exception during heartbeat. Closing worker."))
+    with DaskCluster("local:1") as cluster:
+
+        def quieted(dask_worker: Any) -> bool:
+            worker_log = logging.getLogger("distributed.worker")
+            return LocalWorkerPlugin.name in dask_worker.plugins and any(
+                isinstance(f, QuietHeartbeat) for f in worker_log.filters
+            )
+
+        assert list(cluster.client.run(quieted).values()) == [True]
