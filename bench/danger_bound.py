@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.expert_hands import Fault  # noqa: E402
 from engines.expert.knowledge import meld_partners  # noqa: E402
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
@@ -174,7 +175,7 @@ def play_deals(job: tuple[range, str]) -> list[Row]:
             players = [expert, opponent] if seat == 0 else [opponent, expert]
             log = play_game(rules, players, seed, key)
             if log.fault is not None:
-                raise RuntimeError(f"seat {seat}, deal {key} of seed {seed!r}: {log.fault}")
+                raise Fault(f"seat {seat}, deal {key} of seed {seed!r}: {log.fault}")
     return rows
 
 
@@ -222,17 +223,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     rows: list[Row] = []
     done = 0
-    with multiprocessing.Pool(args.jobs) as pool:
-        for part in pool.imap(play_deals, jobs):
-            rows.extend(part)
-            done += chunk
-            print(
-                f"\r{min(done, args.deals)}/{args.deals} deals, {len(rows)} cards, "
-                f"{time.monotonic() - started:.0f} s",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+    try:
+        with multiprocessing.Pool(args.jobs) as pool:
+            for part in pool.imap(play_deals, jobs):
+                rows.extend(part)
+                done += chunk
+                print(
+                    f"\r{min(done, args.deals)}/{args.deals} deals, {len(rows)} cards, "
+                    f"{time.monotonic() - started:.0f} s",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    except Fault as fault:
+        print(f"\ndanger_bound: a hand ended in a fault, {fault}", file=sys.stderr)
+        return 1
     print(file=sys.stderr)
     if not rows:
         print("danger_bound: no discard was recorded", file=sys.stderr)
