@@ -193,6 +193,14 @@ def classify(rows: Sequence[Row], folds: int) -> list[float]:
     for fold in range(folds):
         train = [r for r in rows if r[0] % folds != fold]
         test = [i for i, r in enumerate(rows) if r[0] % folds == fold]
+        if not test:
+            continue
+        labels = {r[3] for r in train}
+        if len(labels) < 2:  # too few hands to learn from: the training rows' one answer
+            answer = float(labels.pop()) if labels else 0.0
+            for i in test:
+                predictions[i] = answer
+            continue
         model = ensemble.HistGradientBoostingClassifier(
             max_iter=400, learning_rate=0.05, max_leaf_nodes=31, min_samples_leaf=100
         )
@@ -214,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 1 or args.jobs < 1 or args.folds < 2:
         parser.error("--deals and --jobs must be at least 1, --folds at least 2")
+    if 2 * args.deals < args.folds:
+        parser.error("--folds cannot exceed the hands played (two per deal)")
     try:
         importlib.import_module("sklearn")
     except ImportError:
