@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import itertools
-import multiprocessing
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.expert_hands import Fault  # noqa: E402
+from bench.expert_hands import Fault, play_in_pool  # noqa: E402
 from engines.expert.knowledge import meld_partners  # noqa: E402
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
@@ -230,25 +228,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("the classifier needs scikit-learn: pip install scikit-learn")
     chunk = 25
     jobs = [(range(s, min(s + chunk, args.deals)), args.seed) for s in range(0, args.deals, chunk)]
-    started = time.monotonic()
-    rows: list[Row] = []
-    done = 0
     try:
-        with multiprocessing.Pool(args.jobs) as pool:
-            for part in pool.imap(play_deals, jobs):
-                rows.extend(part)
-                done += chunk
-                print(
-                    f"\r{min(done, args.deals)}/{args.deals} deals, {len(rows)} cards, "
-                    f"{time.monotonic() - started:.0f} s",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        rows = play_in_pool(
+            play_deals,
+            jobs,
+            [len(job[0]) for job in jobs],
+            args.jobs,
+            lambda done: f"{len(done)} cards",
+        )
     except Fault as fault:
         print(f"\ndanger_bound: a hand ended in a fault, {fault}", file=sys.stderr)
         return 1
-    print(file=sys.stderr)
     if not rows:
         print("danger_bound: no discard was recorded", file=sys.stderr)
         return 1

@@ -25,9 +25,9 @@ import multiprocessing
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -81,6 +81,39 @@ def parse_changes(items: Sequence[str]) -> Change:
 
 class Fault(Exception):
     """A hand ended by a fault: a bug in an engine, not a result."""
+
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+
+def play_in_pool(
+    play: Callable[[Job], list[Result]],
+    jobs: Sequence[Job],
+    sizes: Sequence[int],
+    processes: int,
+    detail: Callable[[list[Result]], str] | None = None,
+) -> list[Result]:
+    """The results of ``play`` on every job, in order, played in ``processes`` processes. The
+    deals done so far (``sizes[i]`` in job ``i``), ``detail`` of the results and the time are
+    shown on stderr as they come. A ``Fault`` in a job stops the run and propagates."""
+    started = time.monotonic()
+    total = sum(sizes)
+    done = 0
+    results: list[Result] = []
+    with multiprocessing.Pool(processes) as pool:
+        for size, part in zip(sizes, pool.imap(play, jobs), strict=True):
+            results.extend(part)
+            done += size
+            more = f", {detail(results)}" if detail is not None else ""
+            print(
+                f"\r{done}/{total} deals{more}, {time.monotonic() - started:.0f} s",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(file=sys.stderr)
+    return results
 
 
 def hand_points(rules: Rules, expert: ExpertEngine, seat: int, seed: str, key: int) -> int:
@@ -149,22 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for start in range(args.first, args.first + args.deals, chunk)
     ]
-    started = time.monotonic()
-    results: list[tuple[int, int]] = []
     try:
-        with multiprocessing.Pool(args.jobs) as pool:
-            for part in pool.imap(play_deals, jobs):
-                results.extend(part)
-                print(
-                    f"\r{len(results)}/{args.deals} deals, {time.monotonic() - started:.0f} s",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        results = play_in_pool(play_deals, jobs, [len(job[0]) for job in jobs], args.jobs)
     except Fault as fault:
         print(f"\nexpert_hands: {fault}", file=sys.stderr)
         return 1
-    print(file=sys.stderr)
     hands = 2 * len(results)
     base = sum(b for b, _ in results) / hands
     tuned = sum(t for _, t in results) / hands
