@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.expert_hands import Fault, play_in_pool  # noqa: E402
+from bench.expert_hands import Fault, add_deal_options, deal_ranges, play_in_pool  # noqa: E402
 from engines.expert.knowledge import meld_partners  # noqa: E402
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
@@ -211,11 +211,7 @@ def classify(rows: Sequence[Row], folds: int) -> list[float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--deals", type=int, default=1000, help="deals, each played from both seats"
-    )
-    parser.add_argument("--seed", default="danger", help="the seed the deals are drawn from")
-    parser.add_argument("--jobs", type=int, default=2, help="processes to play in")
+    add_deal_options(parser, deals=1000, seed="danger")
     parser.add_argument("--folds", type=int, default=4, help="folds of the cross-validation")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.jobs < 1 or args.folds < 2:
@@ -226,8 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         importlib.import_module("sklearn")
     except ImportError:
         parser.error("the classifier needs scikit-learn: pip install scikit-learn")
-    chunk = 25
-    jobs = [(range(s, min(s + chunk, args.deals)), args.seed) for s in range(0, args.deals, chunk)]
+    jobs = [(deals, args.seed) for deals in deal_ranges(args.deals)]
     try:
         rows = play_in_pool(
             play_deals,

@@ -116,6 +116,21 @@ def play_in_pool(
     return results
 
 
+def add_deal_options(parser: argparse.ArgumentParser, deals: int, seed: str) -> None:
+    """The options of every bench of single hands: ``--deals``, ``--seed`` and ``--jobs``."""
+    parser.add_argument(
+        "--deals", type=int, default=deals, help="deals, each played from both seats"
+    )
+    parser.add_argument("--seed", default=seed, help="the seed the deals are drawn from")
+    parser.add_argument("--jobs", type=int, default=2, help="processes to play in")
+
+
+def deal_ranges(deals: int, first: int = 0, chunk: int = 25) -> list[range]:
+    """The deals ``first`` to ``first + deals - 1`` in ranges of ``chunk``, a job each."""
+    end = first + deals
+    return [range(start, min(start + chunk, end)) for start in range(first, end, chunk)]
+
+
 def hand_points(rules: Rules, expert: ExpertEngine, seat: int, seed: str, key: int) -> int:
     """The expert's net points in the single hand ``key``, sitting at ``seat``."""
     players = [expert, SimpleEngine()] if seat == 0 else [SimpleEngine(), expert]
@@ -148,10 +163,8 @@ def play_deals(job: tuple[range, str, Change, int]) -> list[tuple[int, int]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=500, help="deals, each played from both seats")
+    add_deal_options(parser, deals=500, seed="hands")
     parser.add_argument("--first", type=int, default=0, help="the first deal's number")
-    parser.add_argument("--seed", default="hands", help="the seed the deals are drawn from")
-    parser.add_argument("--jobs", type=int, default=2, help="processes to play in")
     parser.add_argument(
         "--set",
         action="append",
@@ -172,15 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     if args.deals < 1 or args.jobs < 1 or args.movetime < 0:
         parser.error("--deals and --jobs must be at least 1, --movetime at least 0")
-    chunk = 25
     jobs = [
-        (
-            range(start, min(start + chunk, args.first + args.deals)),
-            args.seed,
-            changes,
-            args.movetime,
-        )
-        for start in range(args.first, args.first + args.deals, chunk)
+        (deals, args.seed, changes, args.movetime) for deals in deal_ranges(args.deals, args.first)
     ]
     try:
         results = play_in_pool(play_deals, jobs, [len(job[0]) for job in jobs], args.jobs)

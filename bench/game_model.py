@@ -29,7 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.expert_hands import Fault, hand_points, play_in_pool  # noqa: E402
+from bench.expert_hands import (  # noqa: E402
+    Fault,
+    add_deal_options,
+    deal_ranges,
+    hand_points,
+    play_in_pool,
+)
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
 from ginproto.table import first_dealer  # noqa: E402
@@ -39,7 +45,7 @@ Hand = tuple[int, bool]
 
 TARGET = 100
 SHARE_STEP = 0.005
-MAX_SHARE = 0.5
+MAX_SHARE = 1.0
 
 
 def play_deals(job: tuple[range, str]) -> list[Hand]:
@@ -106,11 +112,7 @@ def points_per_hand(hands: Sequence[Hand]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--deals", type=int, default=1000, help="deals, each played from both seats"
-    )
-    parser.add_argument("--seed", default="gm", help="the seed the deals are drawn from")
-    parser.add_argument("--jobs", type=int, default=2, help="processes to play in")
+    add_deal_options(parser, deals=1000, seed="gm")
     parser.add_argument("--elo", type=float, default=150.0, help="the target Elo against simple")
     parser.add_argument("--games", type=int, default=100_000, help="modelled games per figure")
     args = parser.parse_args(argv)
@@ -118,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--deals, --jobs and --games must be at least 1")
     if not -800 < args.elo < 800:
         parser.error("--elo must be between -800 and +800")
-    chunk = 25
-    jobs = [(range(s, min(s + chunk, args.deals)), args.seed) for s in range(0, args.deals, chunk)]
+    jobs = [(deals, args.seed) for deals in deal_ranges(args.deals)]
     try:
         hands = play_in_pool(play_deals, jobs, [len(job[0]) for job in jobs], args.jobs)
     except Fault as fault:
