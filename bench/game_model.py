@@ -164,7 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
     print(file=sys.stderr)
-    print(f"  not reached even with {MAX_SHARE:.0%} of the lost hands won instead")
+    why = ""
+    if not (any(p > 0 for p, d in hands if d) and any(p > 0 for p, d in hands if not d)):
+        why = " (a seat has no won hand to draw from: play more deals)"
+    print(f"  not reached even with {MAX_SHARE:.0%} of the lost hands won instead{why}")
     return 0
 
 
