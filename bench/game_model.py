@@ -7,8 +7,10 @@ measured in single hands. This bench ties the two. It plays single hands (``Rule
 of the expert against ``simple`` in process, both seats of every deal, and keeps each hand's
 points with whether the expert dealt it (the other player plays first). It then plays games to
 100 drawn from those hands as if they were independent: each hand is drawn from the hands of
-the seat the expert has, and the winner of a hand deals the next, as the rules say. If the
-modelled score agrees with the real one, the hands explain the games.
+the seat the expert has, and the winner of a hand deals the next (RULES.md, "Dealer"; the
+model keeps only that rule and the target, and leaves out the hand cap, which games against
+``simple`` never reach). If the modelled score agrees with the real one, the hands explain the
+games.
 
 Then it asks what the target Elo (``--elo``, +150 by default) would take: the smallest share of
 the hands the expert loses that must become hands it wins (each replaced by a won hand of the
@@ -43,7 +45,7 @@ from ginproto.table import first_dealer  # noqa: E402
 Hand = tuple[int, bool]
 """A single hand: the expert's net points, and whether the expert dealt it."""
 
-TARGET = 100
+TARGET = Rules().target  # the standard game's, as the README's matches play
 SHARE_STEP = 0.005
 MAX_SHARE = 1.0
 
