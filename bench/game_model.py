@@ -21,7 +21,6 @@ per hand that this means.
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 from collections.abc import Sequence
@@ -41,6 +40,7 @@ from bench.expert_hands import (  # noqa: E402
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
 from ginproto.table import first_dealer  # noqa: E402
+from referee.stats import expected_score  # noqa: E402
 
 Hand = tuple[int, bool]
 """A single hand: the expert's net points, and whether the expert dealt it."""
@@ -103,11 +103,6 @@ def lost_hands_won(hands: Sequence[Hand], share: float, seed: int) -> list[Hand]
     return out
 
 
-def elo_score(elo: float) -> float:
-    """The expected score of a player ``elo`` points stronger."""
-    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
-
-
 def points_per_hand(hands: Sequence[Hand]) -> float:
     return sum(p for p, _ in hands) / len(hands)
 
@@ -144,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"game_model: {error}", file=sys.stderr)
         return 1
-    wanted = elo_score(args.elo)
+    wanted = expected_score(args.elo)
     print(f"  modelled games to {TARGET}: {score:.1%} won ({args.games} games)")
     print(f"  the target, {args.elo:+.0f} Elo, is a score of {wanted:.1%}")
     if score >= wanted:
