@@ -173,7 +173,8 @@
     var pos = hand.pos[state.m];
     var last = hand.pos.length - 1;
     $('where').textContent = 'Hand ' + hand.n + ': ' + (state.m === 0
-      ? 'the deal, before its ' + (last === 1 ? 'one move' : last + ' moves')
+      ? 'the deal, ' + (last === 0 ? 'and no move after it'
+        : 'before its ' + (last === 1 ? 'one move' : last + ' moves'))
       : 'after move ' + state.m + ' of ' + last);
     renderTable(game, hand, pos);
     renderShowdown(game, hand, state.m === last);
