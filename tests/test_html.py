@@ -11,6 +11,8 @@ export (``referee.replay.json_hands``), never from the page's own data.
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import re
 import shutil
@@ -431,6 +433,52 @@ def test_a_game_forfeited_before_its_first_deal(browser: Any, tmp_path: Path) ->
     page.close()
 
 
+PILE_RANKS = """() => [...document.querySelectorAll('#pile [data-card]')].map((card, i, all) => {
+    const rank = card.querySelector('text.rank');
+    const box = rank.getBoundingClientRect();
+    const next = all[i + 1];  // the card over this one: it hides all of it but a strip
+    return [card.dataset.card, rank.textContent, box.left - card.getBoundingClientRect().left,
+            next ? next.getBoundingClientRect().left - box.right : null];
+})"""
+
+
+def test_every_card_of_the_fanned_pile_shows_its_whole_rank(
+    browser: Any, pages: dict[str, tuple[Path, list[Any]]]
+) -> None:
+    """Under the top card, each card of the pile shows a strip: its rank must fit in it
+    whole, "10" included (read as "1" when the next card covers its "0")."""
+    path, games = pages["standard"]
+    page = Page(browser, path)
+    moves = sum(len(hand["moves"]) for hand in games[0])
+    tens_under_the_top = 0
+    for step in range(moves):  # the positions of game 1, until a ten was seen under the top
+        if tens_under_the_top and step >= 30:
+            break
+        for code, rank, left, room in page.page.evaluate(PILE_RANKS):
+            assert rank == {"T": "10"}.get(code[0], code[0]), code
+            assert left >= 0, (page.position, code, left)
+            if room is not None:
+                assert room >= 0, (page.position, code, room)  # not covered by the next card
+                tens_under_the_top += code[0] == "T"
+        page.page.keyboard.press("ArrowRight")
+    assert tens_under_the_top > 0  # the case under test was seen
+    page.close()
+
+
+def test_the_position_is_named_in_plain_words(
+    browser: Any, pages: dict[str, tuple[Path, list[Any]]]
+) -> None:
+    path, games = pages["standard"]
+    page = Page(browser, path)
+    moves = len([m for m in games[0][0]["moves"] if "move" in m])
+    assert page.page.inner_text("#where") == f"Hand 1: the deal, before its {moves} moves"
+    page.page.keyboard.press("ArrowRight")
+    assert page.page.inner_text("#where") == f"Hand 1: after move 1 of {moves}"
+    page.page.keyboard.press("End")
+    assert page.page.inner_text("#where") == f"Hand 1: after move {moves} of {moves}"
+    page.close()
+
+
 def test_one_seats_view_hides_the_other_hand(
     browser: Any, pages: dict[str, tuple[Path, list[Any]]]
 ) -> None:
@@ -498,12 +546,104 @@ def test_match_report(browser: Any, tmp_path: Path) -> None:
     block = page.page.inner_text("#result-block")
     printed = [line.rstrip() for line in result.output.splitlines() if line.strip()]
     assert [line.rstrip() for line in block.splitlines() if line.strip()] == printed
-    for chart in ("chart-elo", "chart-sprt", "chart-points"):
+    for chart in ("chart-sprt", "chart-points"):
         assert page.page.locator(f"#{chart} svg path, #{chart} svg line.ct-bar").count() > 0
     links = page.page.locator("#games a[data-game]")
     assert links.count() == 4
     links.nth(2).click()
     assert page.wait_position("g3h1m0") == "g3h1m0"
+    page.close()
+
+
+def test_a_one_sided_match_says_the_elo_is_unbounded_and_draws_no_empty_chart(
+    browser: Any, tmp_path: Path
+) -> None:
+    """When one engine won every game, the Elo difference is infinite after every game: the
+    report says so in words, where an empty grid would otherwise stand."""
+    out = tmp_path / "match.html"
+    result = CliRunner().invoke(
+        cli, ["match", "simple", "random", "--games", "4", "--seed", "2", "--tc", "inf", "-q",
+              "--html", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Score of Simple vs Random: 4 - 0 - 0" in result.output  # the case under test
+    page = Page(browser, out)
+    words = page.page.inner_text("#report")
+    assert "Simple won every game (4 of 4)" in words
+    assert "Elo difference of Simple vs Random is unbounded (+inf)" in words
+    assert page.page.locator("#chart-elo").count() == 0
+    for chart in page.page.locator("#report .ct-chart").all():  # every chart drawn has lines
+        assert chart.locator("svg .ct-series .ct-line, svg .ct-series .ct-bar").count() > 0
+    page.close()
+
+
+def _lab(css: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of a computed CSS colour ``rgb(r, g, b)``."""
+    rgb = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    xyz = (
+        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+        0.2126 * r + 0.7152 * g + 0.0722 * b,
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+    )
+    fx, fy, fz = (t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _contrast_on_white(css: str) -> float:
+    """The WCAG contrast ratio of a colour against white."""
+    rgb = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+SERIES_STYLE = """el => [...el.querySelectorAll('svg .ct-series')].map(g => {
+    const mark = g.querySelector('.ct-line, .ct-bar');
+    const style = getComputedStyle(mark);
+    return [g.getAttribute('class'), style.stroke, style.strokeDasharray];
+})"""
+LEGEND_STYLE = """el => [...el.querySelectorAll('span')].map(s => {
+    const style = getComputedStyle(s.querySelector('.ct-line'));
+    return [s.getAttribute('class'), style.stroke, style.strokeDasharray];
+})"""
+
+
+def _check_colours(chart: Any, legend: Any) -> None:
+    """Each line or bar of a chart: a colour of its own, clearly apart from every other
+    series' (a CIELAB distance of 35 at least; Chartist's two first reds are 28 apart), at
+    least 3:1 against the white ground (WCAG's non-text contrast), the interval's and the
+    bounds' lines dashed as well as grey, and the legend drawn in the lines' colours."""
+    series = chart.evaluate(SERIES_STYLE)
+    assert len(series) >= 2
+    assert legend.evaluate(LEGEND_STYLE) == [
+        [cls.replace("ct-series ", ""), stroke, dash] for cls, stroke, dash in series
+    ]
+    colours = {cls: stroke for cls, stroke, _ in series}
+    for cls, stroke in colours.items():
+        assert _contrast_on_white(stroke) >= 3.0, (cls, stroke)
+    for (a, one), (b, other) in itertools.combinations(colours.items(), 2):
+        assert math.dist(_lab(one), _lab(other)) >= 35, (a, one, b, other)
+    for cls, _, dash in series:
+        assert (dash != "none") == ("ct-interval" in cls), (cls, dash)
+
+
+def test_chart_colours_are_distinct_and_accessible(
+    browser: Any, tmp_path: Path, pages: dict[str, tuple[Path, list[Any]]]
+) -> None:
+    records: list[GameRecord] = []
+    run_games(Rules(), lambda _: [GreedyPlayer(), GreedyPlayer()], 4, 1,
+              on_game=lambda _, r: records.append(r) if r else None)
+    winners = {h.value for r in records for h in r.headers if h.name == "Winner"}
+    assert winners == {"0", "1"}  # both sides won: the Elo chart has its lines
+    out = tmp_path / "match.html"
+    write_match_report(records, out, sprt=(0, 50, 0.05, 0.05))
+    page = Page(browser, out)
+    for chart, legend in (("chart-elo", "chart-elo-legend"), ("chart-sprt", "chart-sprt-legend"),
+                          ("chart-points", "chart-points-legend"), ("score-chart", "score-legend")):
+        _check_colours(page.page.locator(f"#{chart}"), page.page.locator(f"#{legend}"))
+    page.close()
+    page = Page(browser, pages["hollywood"][0])  # six lines: three games of two players
+    _check_colours(page.page.locator("#score-chart"), page.page.locator("#score-legend"))
     page.close()
 
 

@@ -17,21 +17,30 @@ lines and what follows them on the line runs as written. Also left out, and said
 
 A ``console`` block is a template for the reader's own machines (a cluster's scheduler at
 ``HOST``), not a command to run here, and is not run.
+
+The README is the front door: it starts with the two commands to copy (a short match; the whole
+test suite, exactly as ``.ci/run`` runs it), and the reference and the measurements live in
+docs/, whose relative links, like the README's, must lead somewhere. Every file the README's
+examples write is covered by ``.gitignore``.
 """
 
 from __future__ import annotations
 
 import doctest
+import itertools
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 SAVE_AS = re.compile(r"Save this as `([^`]+)`:\s*$")
 INTERACTIVE = ("ginref play", "--step")
@@ -94,6 +103,96 @@ def test_the_readme_is_read_as_this_test_expects() -> None:
     assert any(lang == "pycon" and "play_match(" in body for lang, body, _ in blocks(text))
 
 
+def test_the_readme_starts_with_the_two_commands_to_copy() -> None:
+    """Before any section: set up and play a short match; set up and run the whole test
+    suite, the very command of CI."""
+    text = README.read_text()
+    first = text.split("\n## ", 1)[0]
+    sh = [body.strip() for language, body, _ in blocks(first) if language == "sh"]
+    assert sh[0] == (
+        "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/ginref match"
+        " random simple --games 20 --seed 1"
+    )
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    suite = [line for line in ci if line.startswith("python3 -m venv")]
+    assert suite and sh[1] == suite[-1]
+
+
+def test_the_readme_stays_a_front_door() -> None:
+    """The reference and the measurements are in docs/: the README keeps the tour."""
+    text = README.read_text()
+    assert len(text) < 20_000, "move long prose to docs/ (USAGE, PERFORMANCE, EXPERT)"
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings[:2] == ["What it does", "A short tour"]
+    assert "The sandbox in brief" in headings
+    for doc in ("USAGE", "API", "EXPERT", "PERFORMANCE", "DEVELOPMENT"):
+        assert f"(docs/{doc}.md)" in text, doc
+
+
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_relative_link_of_the_docs_leads_somewhere() -> None:
+    """Moving a section must not leave a link behind: each relative link names a file that
+    exists and, with ``#``, a heading of it."""
+    broken = []
+    for page in [README, *DOCS]:
+        text = re.sub(FENCE, "", page.read_text())
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, fragment = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif fragment and linked.suffix == ".md":
+                anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", linked.read_text(), re.M)}
+                if fragment not in anchors:
+                    broken.append(f"{page.name}: {target}")
+    assert broken == []
+
+
+def test_the_moved_reference_holds_no_example_that_no_test_runs() -> None:
+    """The pages that took the README's reference (USAGE, PERFORMANCE, DEVELOPMENT) show
+    commands as text only: a runnable example belongs in the README, where it is run."""
+    for name in ("USAGE.md", "PERFORMANCE.md", "DEVELOPMENT.md"):
+        languages = {lang for lang, _, _ in blocks((ROOT / "docs" / name).read_text())}
+        assert not languages & {"sh", "pycon"}, name
+
+
+def written_files(text: str) -> set[str]:
+    """The files and folders the README's examples write, relative to the top folder: the
+    bot it saves, every ``--record``, ``--html``, ``--output`` and ``>`` target, and the
+    output folder of each tournament file it plays."""
+    out = set(saved_files(text))
+    for command in commands(text):
+        words = shlex.split(command, comments=True)
+        for flag, value in itertools.pairwise(words):
+            if flag in ("--record", "--html", "--output", ">"):
+                out.add(value.rstrip("/") + ("/" if flag == "--output" else ""))
+        played = words[:2] == ["ginref", "tournament"] and words[2].endswith(".toml")
+        if played and "--output" not in words:
+            config = ROOT / words[2]
+            folder = tomllib.loads(config.read_text())["output"]
+            out.add(str((config.parent / folder).relative_to(ROOT)) + "/")
+    return out
+
+
+def test_gitignore_covers_every_file_the_readme_examples_write() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: .gitignore cannot be asked")
+    written = written_files(README.read_text())
+    assert {"games.gin", "hands.jsonl", "os.jsonl", "randombot.py", "report.html"} <= written
+    probe = [w + "x" if w.endswith("/") else w for w in sorted(written)]  # a file inside
+    proc = subprocess.run(
+        ["git", "check-ignore", "--no-index", *probe], cwd=ROOT, capture_output=True, text=True
+    )
+    assert sorted(set(probe) - set(proc.stdout.split())) == []
+
+
 def test_the_library_examples_run_as_doctests() -> None:
     for language, body, _ in blocks(README.read_text()):
         if language != "pycon":
@@ -118,6 +217,7 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
         ),
     )
     (copy / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    before = {p.relative_to(copy) for p in copy.rglob("*")}
     text = README.read_text()
     for name, body in saved_files(text).items():
         (copy / name).write_text(body)
@@ -132,3 +232,11 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         assert "Traceback" not in proc.stderr, command
+    # Everything the examples wrote is what written_files() names, and .gitignore covers it.
+    new = {p.relative_to(copy) for p in copy.rglob("*")} - before
+    tops = {p for p in new if not any(parent in new for parent in p.parents)}
+    if (ROOT / ".git").exists():
+        probe = sorted(f"{p}/x" if (copy / p).is_dir() else str(p) for p in tops)
+        proc = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=ROOT,
+                              capture_output=True, text=True)
+        assert sorted(set(probe) - set(proc.stdout.split())) == []

@@ -138,3 +138,109 @@ def test_information_lines_without_newgame_are_stated() -> None:
     assert "Every decision, advice included, is answered with exactly one `move` line" in (
         spec_text()
     )
+
+
+# -- the defaults and the facts of the game that the spec states -----------------------
+import inspect  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from ginproto.rules import Variant  # noqa: E402
+from ginproto.simulate import RandomPlayer  # noqa: E402
+
+
+def _stated_seconds(text: str, what: str) -> float:
+    """The default the spec states for ``what`` ("startup timeout", "ping timeout")."""
+    m = re.search(rf"{what}[^.]*?(\d+(?:\.\d+)?) seconds by default", text)
+    assert m, f"spec/PROTOCOL.md states no default {what} in seconds"
+    return float(m.group(1))
+
+
+def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> None:
+    """The handshake and every ``isready`` are allowed the startup timeout: the spec's figure
+    is the default of every way to run engines (each command, the API, a tournament file)."""
+    from click import Context
+
+    from referee.api import play_match
+    from referee.check import run_checks
+    from referee.cli import cli
+    from referee.engine import EnginePlayer
+    from referee.tournament import load_config
+
+    text = spec_text()
+    startup = _stated_seconds(text, "startup timeout")
+    assert _stated_seconds(text, "ping timeout") == startup
+    defaults = {
+        "EnginePlayer": inspect.signature(EnginePlayer).parameters["startup_timeout"].default,
+        "play_match": inspect.signature(play_match).parameters["startup_timeout"].default,
+        "run_checks": inspect.signature(run_checks).parameters["startup_timeout"].default,
+    }
+    for name in ("match", "check", "play"):
+        command = cli.get_command(Context(cli), name)
+        assert command is not None
+        (option,) = (p for p in command.params if p.name == "startup_timeout")
+        defaults[f"ginref {name}"] = option.default
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        'games = 2\n[[engines]]\nname = "A"\ncommand = "random"\n'
+        '[[engines]]\nname = "B"\ncommand = "random"\n'
+    )
+    defaults["a tournament file"] = load_config(config).startup_timeout
+    assert defaults == dict.fromkeys(defaults, startup)
+
+
+class _Watcher(RandomPlayer):
+    """A random player that keeps every view it was asked to decide on."""
+
+    def __init__(self, seed: str, seen: list[tuple[GameView, Decision]]) -> None:
+        super().__init__(seed, knocks=True)
+        self.seen = seen
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        self.seen.append((view, decision))
+        return super().decide(view, decision)
+
+
+def _views(variant: Variant, games: int) -> list[tuple[GameView, Decision]]:
+    seen: list[tuple[GameView, Decision]] = []
+    rules = Rules(variant=variant)
+    for key in range(games):
+        play_game(rules, [_Watcher(f"{key}-{p}", seen) for p in range(rules.players)], 3, key)
+    return seen
+
+
+def test_the_pile_is_never_empty_at_a_draw_but_can_be_at_a_discard() -> None:
+    seen = _views(Variant.STANDARD, 6)
+    draws = [v for v, d in seen if d is Decision.DRAW]
+    assert draws and all(v.hand.pile for v in draws)
+    empty = [v for v, d in seen if d is Decision.DISCARD and not v.hand.pile]
+    assert empty, "no discard with an empty pile was played: choose other seeds"
+    assert " pile - " in P.format_position(empty[0])
+    text = spec_text()
+    assert "The pile is never empty at a draw" in text
+    assert "It can be empty in the `discard` phase, after its only card was taken" in text
+
+
+def test_in_the_three_player_game_the_box_is_seat_0_and_always_deals() -> None:
+    seen = _views(Variant.THREEHANDED, 1)
+    assert {v.roles.box for v, _ in seen if v.roles is not None} == {0, 1, 2}  # boxes change
+    for view, _ in seen:
+        assert view.roles is not None and view.seats[0] == view.roles.box
+        assert view.hand.dealer == 0
+        assert " dealer 0 " in P.format_position(view)
+    assert "the box deals every hand, so its `dealer` is always 0" in spec_text()
+
+
+def test_hollywood_counts_the_hands_of_the_whole_series() -> None:
+    """``hand`` does not start again when one of the three games (columns) ends."""
+    rules = Rules(variant=Variant.HOLLYWOOD)
+    seen: list[tuple[GameView, Decision]] = []
+    log = play_game(rules, [_Watcher("h0", seen), _Watcher("h1", seen)], 3, 0)
+    numbers = [v.hand_number for v, _ in seen]
+    hands = len(log.game.entries)
+    assert sorted(set(numbers)) == list(range(1, hands + 1))
+    assert numbers == sorted(numbers)
+    first_closed = next(v.hand_number for v, _ in seen if any(v.closed))
+    assert first_closed < hands  # a column ended before the series did, and the count went on
+    assert "in Hollywood, the hands of the whole series, over all three score columns" in (
+        spec_text()
+    )

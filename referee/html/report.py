@@ -40,6 +40,7 @@ __all__ = ["match_report", "write_match_report"]
 Source = str | os.PathLike[str] | GameRecord
 BIN = 10  # points per bar of the points-per-hand distribution
 MAX_POINTS = 40  # at most this many points on a chart over games
+INTERVAL = "ct-interval"  # the class of an interval's or a bound's line (grey, dashed)
 
 
 def _records(sources: Iterable[Source]) -> Iterable[GameRecord]:
@@ -116,6 +117,7 @@ def _elo_chart(summaries: Sequence[GameSummary], names: Sequence[str]) -> dict[s
             "labels": [str(m) for m in marks],
             "series": series,
             "names": [f"Elo of {names[0]} vs {names[1]}", "95% interval: low", "high"],
+            "classes": [None, INTERVAL, INTERVAL],
         }
     results: list[tuple[str, str, float]] = []
     per_engine: list[list[float | None]] = [[] for _ in names]
@@ -150,6 +152,7 @@ def _sprt_chart(
         "labels": [str(m) for m in marks],
         "series": [llr, [round(test.lower, 3)] * len(marks), [round(test.upper, 3)] * len(marks)],
         "names": ["log-likelihood ratio", "lower bound (H0)", "upper bound (H1)"],
+        "classes": [None, INTERVAL, INTERVAL],
         "state": test.state,
         "llr": test.llr,
         "bounds": [test.lower, test.upper],
@@ -178,6 +181,28 @@ def _points_chart(summaries: Sequence[GameSummary], names: Sequence[str]) -> dic
         "series": [[c[b] for b in span] for c in counts],
         "names": list(names),
     }
+
+
+def _sweeper(summaries: Sequence[GameSummary], names: Sequence[str]) -> int | None:
+    """The engine of a two-engine match that won every game, if one did: then the Elo
+    difference is infinite after every game and a chart of it would be empty."""
+    winners = {s.winner for s in summaries}
+    if len(names) != 2 or len(winners) != 1:
+        return None
+    (winner,) = winners
+    return winner  # None when every game was drawn: an Elo difference of 0, charted
+
+
+def _unbounded(winner: int, games: int, names: Sequence[str]) -> str:
+    """In words, in place of an empty chart: ``winner`` won all the ``games``."""
+    sign = "+" if winner == 0 else "-"
+    return (
+        '<p id="elo-unbounded" class="no-chart">'
+        f"{html.escape(names[winner])} won every game ({games} of {games}), so the Elo"
+        f" difference of {html.escape(names[0])} vs {html.escape(names[1])} is unbounded"
+        f" ({sign}inf): it has no finite estimate or interval, and no chart, until"
+        f" {html.escape(names[1 - winner])} wins or draws a game.</p>"
+    )
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], label: str) -> str:
@@ -240,19 +265,24 @@ def match_report(
                      f" {state}")
     parts.append(f'<pre id="result-block">{html.escape(chr(10).join(block))}</pre>')
     if summaries:
-        charts["chart-elo"] = _elo_chart(summaries, engines)
-        what = (
-            "The Elo difference with its 95% interval after each game"
-            if len(engines) == 2
-            else "Each engine's maximum-likelihood Elo after each game"
-        )
-        parts.append(
-            _figure(
-                "chart-elo",
-                what + " (games on the horizontal axis; no point while it is infinite, as long"
-                " as one side has lost no game).",
+        sweep = _sweeper(summaries, engines)
+        if sweep is not None:
+            parts.append(_unbounded(sweep, len(summaries), engines))
+        else:
+            elo = _elo_chart(summaries, engines)
+            charts["chart-elo"] = elo
+            what = (
+                "The Elo difference with its 95% interval after each game"
+                if len(engines) == 2
+                else "Each engine's maximum-likelihood Elo after each game"
             )
-        )
+            parts.append(
+                _figure(
+                    "chart-elo",
+                    what + " (games on the horizontal axis; no point while it is infinite, as"
+                    " long as one side has lost no game).",
+                )
+            )
     if "chart-sprt" in charts:
         elo0, elo1, alpha, beta = sprt  # type: ignore[misc]
         parts.append(

@@ -15,7 +15,7 @@
     '3': 'three', '4': 'four', '5': 'five', '6': 'six', '7': 'seven', '8': 'eight', '9': 'nine' };
   var SUITS = { c: ['\u2663', 'clubs', 'black'], d: ['\u2666', 'diamonds', 'red'],
     h: ['\u2665', 'hearts', 'red'], s: ['\u2660', 'spades', 'black'] };
-  var SERIES = 'abcdefghijklmno';
+  var SERIES = 'abcdef';  // the palette of viewer.css, repeated past six series
 
   var root = document.documentElement;
   var index = JSON.parse(document.getElementById('ginproto-index').textContent);
@@ -49,7 +49,10 @@
     return '<svg class="card ' + suit[2] + (extra ? ' ' + extra : '') + '" data-card="' + code +
       '" role="img" aria-label="' + name + '" viewBox="0 0 50 70"><title>' + name +
       '</title><rect class="face" x="1" y="1" width="48" height="68" rx="5"/>' +
-      '<text class="rank" x="5" y="18">' + rank + '</text>' +
+      // "10" is drawn no wider than 18 units, so that it shows whole in the fanned pile.
+      '<text class="rank" x="4" y="18"' +
+      (rank.length > 1 ? ' textLength="18" lengthAdjust="spacingAndGlyphs"' : '') + '>' + rank +
+      '</text>' +
       '<text class="pip" x="5" y="34">' + suit[0] + '</text>' +
       '<text class="big" x="30" y="62" text-anchor="middle">' + suit[0] + '</text></svg>';
   }
@@ -169,8 +172,10 @@
     $('hand-pick').value = String(state.h);
     var pos = hand.pos[state.m];
     var last = hand.pos.length - 1;
-    $('where').textContent = 'Hand ' + hand.n + ', ' +
-      (state.m === 0 ? 'the deal' : 'move ' + state.m) + ' of ' + last;
+    $('where').textContent = 'Hand ' + hand.n + ': ' + (state.m === 0
+      ? 'the deal, ' + (last === 0 ? 'and no move after it'
+        : 'before its ' + (last === 1 ? 'one move' : last + ' moves'))
+      : 'after move ' + state.m + ' of ' + last);
     renderTable(game, hand, pos);
     renderShowdown(game, hand, state.m === last);
     renderMoves(game, hand);
@@ -394,9 +399,21 @@
   }
 
   // -- charts (Chartist) ------------------------------------------------------------------
-  function legend(el, names) {
+  // A series' class: its own (an interval or a bound is drawn in grey, dashed) or the next
+  // colour of the palette (viewer.css), so that the legend and the lines agree.
+  function seriesClass(classes, i) {
+    return (classes && classes[i]) || 'ct-series-' + SERIES[i % SERIES.length];
+  }
+
+  function withClasses(series, classes) {
+    return series.map(function (data, i) {
+      return { data: data, className: seriesClass(classes, i) };
+    });
+  }
+
+  function legend(el, names, classes) {
     el.innerHTML = names.map(function (name, i) {
-      return '<span class="ct-series-' + SERIES[i % SERIES.length] + '"><svg viewBox="0 0 24 10"' +
+      return '<span class="' + seriesClass(classes, i) + '"><svg viewBox="0 0 24 10"' +
         ' aria-hidden="true"><line class="ct-line" x1="0" y1="5" x2="24" y2="5"/></svg> ' +
         esc(name) + '</span>';
     }).join('');
@@ -422,7 +439,7 @@
     el.innerHTML = '';
     el.setAttribute('role', 'img');
     el.setAttribute('aria-label', 'Line chart of the running score of each player per hand');
-    new Chartist.LineChart(el, { labels: labels, series: series },
+    new Chartist.LineChart(el, { labels: labels, series: withClasses(series) },
       { showPoint: labels.length < 40, lineSmooth: false, fullWidth: true,
         axisX: { labelInterpolationFnc: thin(labels.length) },
         chartPadding: { right: 20 } });
@@ -439,7 +456,7 @@
       var spec = charts[id];
       var el = $(id);
       if (!el) return;
-      var data = { labels: spec.labels, series: spec.series };
+      var data = { labels: spec.labels, series: withClasses(spec.series, spec.classes) };
       var options = { fullWidth: true, chartPadding: { right: 20 },
         axisX: { labelInterpolationFnc: thin(spec.labels.length) } };
       if (spec.type === 'bar') {
@@ -450,7 +467,7 @@
         new Chartist.LineChart(el, data, options);
       }
       var key = $(id + '-legend');
-      if (key) legend(key, spec.names);
+      if (key) legend(key, spec.names, spec.classes);
     });
   }
 
