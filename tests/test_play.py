@@ -152,7 +152,8 @@ def play_in_process(
         mark = len(out.getvalue())
         return line
 
-    human = HumanPlayer(me, rules, engine.name, play_style(out, False), out, read)
+    names = [engine.name] * 2
+    human = HumanPlayer(me, rules, names, play_style(out, False), out, read)
     players: list[Player] = [human, engine] if me == 0 else [engine, human]
     log = play_game(rules, players, seed, 0, on_step=human.on_step)
     return log, out.getvalue()
@@ -266,7 +267,7 @@ def test_a_whole_game_against_simple(tmp_path: Path) -> None:
         "You just took Jc from the discard pile, so you may not discard it this turn.",
     ]:
         assert refusal in text
-    assert text.count("Discards   5c  (top first, 1 card)") == 3  # twice, and after 'show'
+    assert text.count("Discards   5c  (1 card, top last)") == 3  # twice, and after 'show'
     # The first upcard, passed and taken.
     assert "take/pass> pass\n" in text
     assert re.search(rf"take/pass> take\n+You took the upcard {CARD}\.", text)
@@ -378,7 +379,7 @@ def test_end_of_input_forfeits_and_is_recorded(tmp_path: Path) -> None:
     child.expect(PROMPT)
     child.sendeof()
     text = finish(child)
-    assert child.exitstatus == 0
+    assert child.exitstatus == 1  # recorded, but not a game played out
     assert "You forfeit the game: the player's input ended (end of file)." in text
     body = record.read_text()
     assert '[Player1 "human"]' in body and '[Player0 "Random"]' in body
@@ -397,7 +398,7 @@ def test_ctrl_c_forfeits_records_and_closes_the_engine(tmp_path: Path) -> None:
     assert Path(f"/proc/{pid}").exists()
     child.sendintr()
     text = finish(child)
-    assert child.exitstatus == 0
+    assert child.exitstatus == 130  # 128 + SIGINT, as for any command stopped by Ctrl-C
     assert "You forfeit the game: the player interrupted the game (Ctrl-C)." in text
     assert "fault 0 resign" in record.read_text()
     assert "all verified" in verify(record)
@@ -575,8 +576,13 @@ def cli_run(*args: str, stdin: str = "") -> Result:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["simple", "--variant", "threehanded"], "Invalid value for '--variant'"),
-        (["simple", "--rule", "variant=threehanded"], "ginref play is for the two-player games"),
+        (["simple", "--variant", "three"], "Invalid value for '--variant'"),
+        (["simple", "random", "--variant", "oklahoma"], "oklahoma is played against one engine"),
+        (["simple", "random", "--rule", "variant=standard"], "standard is played against one"),
+        (["simple", "--role", "box"], "--role is for the three-player game"),
+        (["simple", "--player", "2"], "standard has players 0 to 1"),
+        (["simple", "--second", "--player", "1"], "give only one of --first/--second and"),
+        (["simple", "random", "--role", "dealer"], "Invalid value for '--role'"),
         (["simple", "--rule", "nonsense=1"], "unknown rule 'nonsense'"),
         (["simple", "--rule", "target"], "expected NAME=VALUE"),
         (["simple", "--tc", "fast"], "time control must be BASE+INC"),
@@ -625,7 +631,7 @@ def test_plain_text_when_not_a_terminal_and_colour_when_asked() -> None:
 
 
 def test_ctrl_c_while_the_engine_thinks_forfeits_at_the_next_decision() -> None:
-    human = HumanPlayer(0, Rules(), "Simple", PLAIN, io.StringIO(), read=lambda prompt: "s")
+    human = HumanPlayer(0, Rules(), ["human", "Simple"], PLAIN, io.StringIO(), read=lambda _: "s")
     human.interrupt()  # not reading: noted for the next decision
     with pytest.raises(PlayerFault, match="interrupted"):
         human.ask("draw> ")
