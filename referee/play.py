@@ -236,7 +236,9 @@ def _declared_knock(tokens: Sequence[str]) -> Action:
     try:
         return Move.from_str(" ".join(["knock", card, *melds]))
     except MoveError as exc:
-        return Refusal(f"{str(exc).capitalize()}. Declare runs and sets, e.g. {_MELD_EXAMPLE}.")
+        reason = str(exc)
+        reason = reason[:1].upper() + reason[1:]
+        return Refusal(f"{reason}. Declare runs and sets, e.g. {_MELD_EXAMPLE}.")
 
 
 def declared_problem(move: Move, hand: HandView, style: Style) -> str | None:
@@ -510,7 +512,7 @@ class HumanPlayer:
             if isinstance(action, Refusal):
                 self.echo(self.style.bad(action.reason))
             elif action is Command.HELP:
-                self.echo(help_text(hand, advice=view.advice is not None))
+                self.echo(help_text(hand, view.advice is not None, advising))
             elif action is Command.QUIT:
                 self.confirm_quit()
             elif action is Command.SHOW:
@@ -596,16 +598,18 @@ class HumanPlayer:
             )
 
     def instructions(self, view: GameView, advising: bool = False) -> str:
-        s = self.style
+        """What to type now; ``advising``: the person, sitting out, advises the captain."""
         hand = view.hand
-        if advising:
-            captain = self.names[view.seats[hand.seat]]
-            return (
-                f"Advise {captain}, the captain, as if you held this hand ({captain} decides):\n"
-                + self.instructions(view)
-            )
+        if not advising:
+            return self._instructions(hand, "you")
+        captain = self.names[view.seats[hand.seat]]
+        lead = f"Your advice to {captain}, the captain, who decides: type a move for this hand."
+        return lead + "\n" + self._instructions(hand, captain)
+
+    def _instructions(self, hand: HandView, whom: str) -> str:
+        s = self.style
         if hand.phase is Phase.OFFER:
-            return f"The upcard {s.card(hand.pile[-1])} is offered to you: take or pass?"
+            return f"The upcard {s.card(hand.pile[-1])} is offered to {whom}: take or pass?"
         if hand.phase is Phase.DRAW:
             if hand.stock_only:
                 return "Both passed the upcard: draw from the stock (s)."
@@ -873,8 +877,9 @@ def _and(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def help_text(hand: HandView, advice: bool = False) -> str:
-    """The commands; ``advice``: the person is a captain with the sitter's advice."""
+def help_text(hand: HandView, advice: bool = False, advising: bool = False) -> str:
+    """The commands; ``advice``: the person is a captain with the sitter's advice;
+    ``advising``: the person sits out and advises the captain."""
     now = {
         Phase.OFFER: "Now: take or pass the upcard.",
         Phase.DRAW: "Now: draw, s or p.",
@@ -882,6 +887,11 @@ def help_text(hand: HandView, advice: bool = False) -> str:
     }.get(hand.phase, "")
     return "\n".join(
         [
+            *(
+                ["You sit out this hand: each move you type is your advice to the captain."]
+                if advising
+                else []
+            ),
             "Commands (then Enter):",
             "  take, pass        take or pass the first upcard, when it is offered to you",
             "  s, stock          draw the top card of the stock",
@@ -891,8 +901,7 @@ def help_text(hand: HandView, advice: bool = False) -> str:
             f"  knock 7h          discard 7h and knock: at most {hand.knock_limit} deadwood"
             " must be left",
             "  knock 6c 3h-4h-5h Td-Th-Ts",
-            "                    knock declaring your melds (each its cards joined by -);"
-            " the deadwood left must be within the limit",
+            "                    knock declaring the melds, each its cards joined by -",
             "  gin               knock with the discard that leaves no deadwood",
             *(["  biggin            all 11 cards in melds: big gin"] if hand.rules.big_gin else []),
             "  show              show the table again",
