@@ -129,7 +129,8 @@ def play(
 
     You are one more seat at the table: the same referee and rules as a match, and the game
     is recorded like any other (--record) and replays with ginref replay. Type help during
-    the game for the commands.
+    the game for the commands. Exit status: 0 when the game ends (or you resign with quit),
+    1 when the input ends (Ctrl-D), 130 on Ctrl-C; the game is recorded in each case.
 
     \b
         ginref play simple
