@@ -1,4 +1,5 @@
-"""``ginref play``: a person against an engine, typed at a real terminal (pexpect).
+"""``ginref play``: a person against an engine, or with two in the game for three players,
+typed at a real terminal (pexpect).
 
 The games are played by ``Typist``, a scripted person that reads the screen as a person would
 (the hand line, the knock offer, the prompt) and types commands. The same typist also plays
@@ -921,6 +922,16 @@ if __name__ == "__main__":
         found = situations(log) | set(typist.seen)
         if {"take", "pass", "draw", "gin-by-me", "won"} <= found:
             print("random", seed, sorted(found))
+    for seed in range(100):
+        typist = Typist(declare=True)
+        log, _ = play_in_process(seed, SimpleEngine(), typist, Rules(target=20))
+        if {"knock", "bad melds", "won"} <= set(typist.seen) | situations(log):
+            print("declare", seed, len(log.hands), "hands")
+    for seed in range(100):
+        log, _, me = three_player_game(seed, Typist())
+        roles = {str(h.roles.role_of(me)) for h in log.hands if h.roles is not None}
+        if len(roles) == 3 and log.winner == me:
+            print("three", seed, len(log.hands), "hands")
 
 
 def test_the_showdown_conjugates_for_you_and_for_the_engine() -> None:
