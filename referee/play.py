@@ -1,18 +1,22 @@
-"""``ginref play``: a person against an engine at the terminal, through the same referee.
+"""``ginref play``: a person against engines at the terminal, through the same referee.
 
-The person is one more ``ginproto.table.Player``. ``HumanPlayer.decide`` shows the person's
-view of the table and reads typed commands until one of them is a legal move, which it returns
-to ``play_game`` like any engine's answer. So every rule is the rules core's, the engine plays
-exactly as in a match, and the game is recorded like any other and replays with ``ginref
-replay``. Whether a typed move is legal is always ``HandView.legal_moves()``'s answer; this
-module only puts into words why a move is not among them. The command itself (its options, the
-engine's start and the record) is ``referee.cli.play``.
+The person is one more ``ginproto.table.Player``, in a two-player game against one engine or
+in the three-player game with two (in the box, as captain, or sitting out to advise the
+captain, as the roles come round). ``HumanPlayer.decide`` shows the person's view of the
+table and reads typed commands until one of them is a legal move (or, sitting out, legal
+advice), which it returns to ``play_game`` like any engine's answer. So every rule is the rules
+core's, the engines play exactly as in a match, and the game is recorded like any other and
+replays with ``ginref replay``. Whether a typed move is legal is always
+``HandView.legal_moves()``'s answer, and a knock's declared melds ``check_declared``'s; this
+module only puts into words why a move is not allowed. The command itself (its options, the
+engines' start and the record) is ``referee.cli.play``.
 
 Leaving early forfeits the game: ``quit`` (once confirmed), the end of input (Ctrl-D) and Ctrl-C
 all raise ``PlayerFault(FaultKind.RESIGN, ...)``, with the reason in its detail; the record
-keeps it. A first Ctrl-C while the engine is
-thinking takes effect at the person's next decision (the engine's answer is awaited, so the
-game stays whole); a second one abandons the game at once, unrecorded.
+keeps it, and ``HumanPlayer.left`` says how the person left (the command's exit status). A
+first Ctrl-C while an engine is thinking takes effect at the person's next decision (the
+engine's answer is awaited, so the game stays whole); a second one abandons the game at once,
+unrecorded.
 
 Cards are drawn by ``referee.replay.Style``: suit symbols and colour on a terminal, their
 two-letter text form with ``NO_COLOR`` or when the output is not a terminal. Commands always
@@ -33,10 +37,17 @@ from types import FrameType
 from typing import IO
 
 from ginproto.cards import SUIT_SYMBOLS, SUITS, Card, CardError
-from ginproto.game import Entry, Game, GameEnd, GameView
+from ginproto.game import Entry, Game, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn
-from ginproto.melds import Meld, best_melds, discard_deadwoods, knock_options
-from ginproto.moves import Move, MoveKind
+from ginproto.melds import (
+    Meld,
+    MeldError,
+    best_melds,
+    check_declared,
+    discard_deadwoods,
+    knock_options,
+)
+from ginproto.moves import Move, MoveError, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import (
     Decision,
@@ -50,7 +61,7 @@ from referee.replay import Style
 
 log = logging.getLogger(__name__)
 
-TWO_PLAYER_VARIANTS = [v.value for v in Variant if v is not Variant.THREEHANDED]
+VARIANTS = [v.value for v in Variant]
 
 # ---------------------------------------------------------------------------------------------
 # Reading what the person types.
@@ -62,6 +73,8 @@ class Command(enum.Enum):
     HELP = "help"
     QUIT = "quit"
     SHOW = "show"
+    DISCARDS = "discards"  # the whole discard pile
+    ADVICE = "advice"  # play the sitter's advice (the three-player captain)
     NOTHING = "nothing"  # an empty line
 
 
@@ -77,6 +90,8 @@ Action = Move | Command | Refusal
 _HELP = {"help", "?", "h", "commands"}
 _QUIT = {"quit", "q", "exit", "resign"}
 _SHOW = {"show", "table", "hand", "look", "l"}
+_DISCARDS = {"discards", "show discards", "show pile", "whole pile"}
+_ADVICE = {"advice", "a", "follow", "advised"}
 _TAKE = {"take", "t", "y", "yes"}
 _PASS = {"pass", "n", "no"}
 _STOCK = {"s", "stock", "draw", "draw stock"}
@@ -121,6 +136,10 @@ def interpret(text: str, hand: HandView, style: Style) -> Action:
         return Command.QUIT
     if joined in _SHOW:
         return Command.SHOW
+    if joined in _DISCARDS:
+        return Command.DISCARDS
+    if joined in _ADVICE:
+        return Command.ADVICE
     if hand.phase is Phase.OFFER:
         action = _offer(joined, words, hand, style)
     elif hand.phase is Phase.DRAW:
@@ -129,6 +148,9 @@ def interpret(text: str, hand: HandView, style: Style) -> Action:
         action = _discard(joined, words, hand, style)
     else:
         action = Refusal("The hand is over.")
+    if isinstance(action, Move) and action.melds is not None:
+        problem = declared_problem(action, hand, style)
+        return action if problem is None else Refusal(problem)
     if isinstance(action, Move) and action not in hand.legal_moves():
         return Refusal(explain(action, hand, style))
     return action
@@ -181,6 +203,8 @@ def _discard(joined: str, words: list[str], hand: HandView, style: Style) -> Act
         return Refusal(
             "Knock with which card? " + (knock_hint(hand) or "You cannot knock now.")
         )
+    if head in _KNOCK and len(rest) > 1:
+        return _declared_knock(rest)
     if head in _DISCARD | _KNOCK:
         if len(rest) != 1:
             return Refusal(f"Type {head} and one card, e.g. {head} 7h.")
@@ -196,6 +220,48 @@ def _discard(joined: str, words: list[str], hand: HandView, style: Style) -> Act
             return _unknown(joined, "Type a card to discard (e.g. 7h), or knock CARD.")
         return Refusal(str(exc))
     return Move.knock(card) if head in _KNOCK else Move.discard(card)
+
+
+_MELD_EXAMPLE = "knock 6c 3h-4h-5h Td-Th-Ts"
+
+
+def _declared_knock(tokens: Sequence[str]) -> Action:
+    """``knock 6c 3h-4h-5h Td-Th-Ts``: each card as a person types it, the move then read by
+    ``Move.from_str``, the move grammar of the protocol and the records."""
+    try:
+        card = str(parse_card(tokens[0]))
+        melds = ["-".join(str(parse_card(c)) for c in meld.split("-")) for meld in tokens[1:]]
+    except CardError as exc:
+        return Refusal(f"{exc}. A meld is its cards joined by -, e.g. {_MELD_EXAMPLE}.")
+    try:
+        return Move.from_str(" ".join(["knock", card, *melds]))
+    except MoveError as exc:
+        reason = str(exc)
+        reason = reason[:1].upper() + reason[1:]
+        return Refusal(f"{reason}. Declare runs and sets, e.g. {_MELD_EXAMPLE}.")
+
+
+def declared_problem(move: Move, hand: HandView, style: Style) -> str | None:
+    """Why a knock declaring melds is not allowed now, or ``None`` if it is. The knock itself
+    is ``legal_moves()``'s to allow; the declared melds must be melds of the other ten
+    cards (``check_declared``, as the rules core checks them) that leave at most the knock
+    limit in deadwood."""
+    assert move.card is not None and move.melds is not None
+    card = move.card
+    if Move.knock(card) not in hand.legal_moves():
+        return explain(Move.knock(card), hand, style)
+    try:
+        arrangement = check_declared([c for c in hand.cards if c != card], move.melds)
+    except MeldError as exc:
+        return f"You cannot declare those melds: {exc}. Type knock {card} alone for the best ones."
+    if arrangement.deadwood > hand.knock_limit:
+        left = deadwood_text(arrangement.deadwood_cards, arrangement.deadwood, style)
+        return (
+            f"With those melds, knocking with {style.card(card)} leaves {left}, above the"
+            f" knock limit {hand.knock_limit}. Declare more melds, or type knock {card} alone"
+            " for the best ones."
+        )
+    return None
 
 
 def _gin(hand: HandView, style: Style) -> Action:
@@ -310,32 +376,48 @@ def read_line(prompt: str) -> str:
     return line
 
 
+class Leaving(enum.Enum):
+    """How a person left a game before its end, other than by a confirmed ``quit``."""
+
+    INTERRUPT = "interrupt"  # Ctrl-C (or the terminal closed)
+    END_OF_INPUT = "end of input"  # Ctrl-D, or the end of a piped script
+
+
+Pending = tuple[int, Turn, Move | None]
+"""A move played and not yet shown: the player, the turn as this person may see it, and the
+advice this person gave for it (as the sitter), if any."""
+
+
 class HumanPlayer:
     """A person at the terminal, as a ``ginproto.table.Player``.
 
-    Pass ``on_step`` to ``play_game`` as its ``on_step`` so that the person sees what the
-    opponent did, including the move that ended a hand. Call ``interrupt`` from a SIGINT
-    handler (``catch_interrupts`` does).
+    ``names`` are the display names of all the players, by player number (the person's own
+    is shown as "You"). Pass ``on_step`` to ``play_game`` as its ``on_step`` so that the
+    person sees what the others did, including the move that ended a hand. Call
+    ``interrupt`` from a SIGINT handler (``catch_interrupts`` does).
     """
 
     def __init__(
         self,
         player: int,
         rules: Rules,
-        opponent: str,
+        names: Sequence[str],
         style: Style,
         out: IO[str] | None = None,
         read: Reader = read_line,
         pause: bool = True,
     ) -> None:
+        if not 0 <= player < len(names):
+            raise ValueError(f"player {player} is not one of the {len(names)} players")
         self.player = player
         self.rules = rules
-        self.opponent = opponent
+        self.names = tuple("You" if p == player else n for p, n in enumerate(names))
         self.style = style
         self.out = out if out is not None else sys.stdout
         self.read = read
         self.pause = pause
-        self._pending: list[tuple[int, Turn]] = []  # moves not yet shown to the person
+        self.left: Leaving | None = None  # how the person left, if by Ctrl-C or end of input
+        self._pending: list[Pending] = []  # moves not yet shown to the person
         self._hand = 0  # the hand whose header was shown
         self._awaiting_next = False  # a showdown was shown: wait for Enter before going on
         self._reading = False
@@ -345,9 +427,6 @@ class HumanPlayer:
     def echo(self, text: str = "") -> None:
         self.out.write(text + "\n")
         self.out.flush()
-
-    def name(self, player: int) -> str:
-        return "You" if player == self.player else self.opponent
 
     # -- input ----------------------------------------------------------------------------
     def interrupt(self) -> None:
@@ -360,6 +439,7 @@ class HumanPlayer:
     def ask(self, prompt: str) -> str:
         """One typed line; ``PlayerFault`` (a forfeit) on Ctrl-C or the end of input."""
         if self._interrupted:
+            self.left = Leaving.INTERRUPT
             raise PlayerFault(FaultKind.RESIGN, "the player interrupted the game (Ctrl-C)")
         self.out.flush()
         self._reading = True
@@ -367,9 +447,11 @@ class HumanPlayer:
             return self.read(prompt)
         except EOFError:
             self.echo()
+            self.left = Leaving.END_OF_INPUT
             raise PlayerFault(FaultKind.RESIGN, "the player's input ended (end of file)") from None
         except KeyboardInterrupt:
             self.echo()
+            self.left = Leaving.INTERRUPT
             raise PlayerFault(
                 FaultKind.RESIGN, "the player interrupted the game (Ctrl-C)"
             ) from None
@@ -389,31 +471,40 @@ class HumanPlayer:
 
     # -- the table's questions ------------------------------------------------------------
     def on_step(self, hand_log: HandLog, step: Step) -> None:
-        """Every move as it is played. The opponent's stock draws arrive without their card,
-        as in a seat's view of the hand, so this player never holds an unseen card."""
+        """Every move as it is played. A stock draw of a hand this person does not see
+        arrives without its card, as in this person's view of the hand (the sitter sees the
+        captain's), so this player never holds an unseen card. The person's own moves are
+        echoed at once."""
         turn = step.turn
-        if step.player != self.player and turn.move.kind is MoveKind.STOCK:
+        seen = self.player if self.player in hand_log.seats else hand_log.seats[1]
+        if step.player != seen and turn.move.kind is MoveKind.STOCK:
             turn = Turn(turn.seat, turn.move, None)
-        self._pending.append((step.player, turn))
+        roles = hand_log.roles
+        advised = step.advice if roles is not None and roles.sitter == self.player else None
+        self._pending.append((step.player, turn, advised))
+        if step.player == self.player:
+            self.show_moves()
 
     def decide(self, view: GameView, decision: Decision) -> Move:
-        if decision is Decision.ADVICE:
-            raise PlayerFault(FaultKind.CRASH, "a person cannot play the three-player game here")
+        advising = decision is Decision.ADVICE
         hand = view.hand
         if self._awaiting_next:
             self._awaiting_next = False
             self.wait_for_next(view.hand_number)
-        full = hand.phase is not Phase.DISCARD
+        full = hand.phase is not Phase.DISCARD or advising
         if full:
             self.echo()
         if view.hand_number != self._hand:
             self._hand = view.hand_number
             self.echo(self.style.em(self.hand_title(view)))
+            if view.roles is not None:
+                self.echo(roles_text(view.roles, self.player, self.names))
         self.show_moves()
         self.show_table(view, full=full)
-        self.echo(self.instructions(hand))
+        self.show_advice(view)
+        self.echo(self.instructions(view, advising))
         while True:
-            text = self.ask(self.prompt(hand))
+            text = self.ask(("advise " if advising else "") + self.prompt(hand))
             action = interpret(text, hand, self.style)
             if isinstance(action, Move):
                 log.debug("player %s plays %s", view.player, action)
@@ -421,12 +512,24 @@ class HumanPlayer:
             if isinstance(action, Refusal):
                 self.echo(self.style.bad(action.reason))
             elif action is Command.HELP:
-                self.echo(help_text(hand))
+                self.echo(help_text(hand, view.advice is not None, advising))
             elif action is Command.QUIT:
                 self.confirm_quit()
             elif action is Command.SHOW:
                 self.show_table(view, full=True)
-                self.echo(self.instructions(hand))
+                self.show_advice(view)
+                self.echo(self.instructions(view, advising))
+            elif action is Command.DISCARDS:
+                self.echo("  Discards   " + pile_text(hand.pile, self.style, shown=None))
+            elif action is Command.ADVICE:
+                if view.advice is not None:
+                    return view.advice
+                self.echo(
+                    self.style.bad(
+                        "There is no advice to follow: the sitter advises the captain of the"
+                        " three-player game."
+                    )
+                )
 
     def wait_for_next(self, number: int) -> None:
         if not self.pause:
@@ -442,7 +545,7 @@ class HumanPlayer:
 
     def hand_over(self, player: int, entry: Entry) -> None:
         self.show_moves()
-        for line in showdown(entry, player, self.opponent, self.style, self.rules):
+        for line in showdown(entry, player, self.names, self.style, self.rules):
             self.echo(line)
         self._awaiting_next = True
 
@@ -450,14 +553,14 @@ class HumanPlayer:
         self._awaiting_next = False
         self.show_moves()
         self.echo()
-        for line in game_result(game, fault, player, self.opponent, self.style):
+        for line in game_result(game, fault, player, self.names, self.style):
             self.echo(line)
 
     # -- pieces of the display ------------------------------------------------------------
     def hand_title(self, view: GameView) -> str:
         hand = view.hand
         dealer = view.seats[hand.dealer]
-        deals = "you deal" if dealer == view.player else f"{self.opponent} deals"
+        deals = "you deal" if dealer == self.player else f"{self.names[dealer]} deals"
         text = f"── Hand {view.hand_number} · {deals} · knock limit {hand.knock_limit}"
         upcard = hand.upcard
         rules = hand.rules
@@ -468,7 +571,7 @@ class HumanPlayer:
         return text + " ──"
 
     def show_moves(self) -> None:
-        for line in describe_turns(self._pending, self.player, self.opponent, self.style):
+        for line in describe_turns(self._pending, self.player, self.names, self.style):
             self.echo(line)
         self._pending.clear()
 
@@ -476,19 +579,37 @@ class HumanPlayer:
         s = self.style
         hand = view.hand
         if full:
-            score = scores_text(view.totals, view.closed, self.names(view))
+            score = scores_text(view.totals, view.closed, self.names)
             self.echo(f"  Score      {score}   (to {self.rules.target})")
             self.echo(f"  Stock      {hand.stock} cards")
             self.echo("  Discards   " + pile_text(hand.pile, s))
-        self.echo("  Your hand  " + group_text(hand.cards, s))
+        if self.player in view.seats:
+            self.echo("  Your hand  " + group_text(hand.cards, s))
+        else:  # the sitter sees the captain's hand
+            captain = self.names[view.seats[hand.seat]]
+            self.echo(f"  {captain}'s hand  " + group_text(hand.cards, s))
 
-    def names(self, view: GameView) -> list[str]:
-        return [self.name(p) for p in range(len(view.totals[0]))]
+    def show_advice(self, view: GameView) -> None:
+        if view.advice is not None and view.roles is not None:
+            sitter = self.names[view.roles.sitter]
+            self.echo(
+                f"{sitter} (sitting out) advises: {self.style.move(view.advice)}"
+                " (type advice to play it)."
+            )
 
-    def instructions(self, hand: HandView) -> str:
+    def instructions(self, view: GameView, advising: bool = False) -> str:
+        """What to type now; ``advising``: the person, sitting out, advises the captain."""
+        hand = view.hand
+        if not advising:
+            return self._instructions(hand, "you")
+        captain = self.names[view.seats[hand.seat]]
+        lead = f"Your advice to {captain}, the captain, who decides: type a move for this hand."
+        return lead + "\n" + self._instructions(hand, captain)
+
+    def _instructions(self, hand: HandView, whom: str) -> str:
         s = self.style
         if hand.phase is Phase.OFFER:
-            return f"The upcard {s.card(hand.pile[-1])} is offered to you: take or pass?"
+            return f"The upcard {s.card(hand.pile[-1])} is offered to {whom}: take or pass?"
         if hand.phase is Phase.DRAW:
             if hand.stock_only:
                 return "Both passed the upcard: draw from the stock (s)."
@@ -507,14 +628,33 @@ class HumanPlayer:
         return {Phase.OFFER: "take/pass> ", Phase.DRAW: "draw> "}.get(hand.phase, "discard> ")
 
 
-def pile_text(pile: Sequence[Card], style: Style, shown: int = 6) -> str:
-    """The discard pile, top first: ``9♣ K♦ 4♥ (top first, 7 cards)``."""
+def roles_text(roles: Roles, me: int, names: Sequence[str]) -> str:
+    """Who plays whom in a three-player hand, from the person's side."""
+    box, captain, sitter = (names[p] for p in (roles.box, roles.captain, roles.sitter))
+    if me == roles.box:
+        return f"You are in the box, against {captain} (captain); {sitter} sits out and advises."
+    if me == roles.captain:
+        return f"You are captain, against {box} in the box; {sitter} sits out and advises you."
+    return (
+        f"You sit out this hand: you see the hand of {captain} (captain) and advise it"
+        f" against {box} in the box."
+    )
+
+
+def pile_text(pile: Sequence[Card], style: Style, shown: int | None = 6) -> str:
+    """The discard pile, top last: ``... 4♥ K♦ 9♣  (7 cards, top last)``; the top ``shown``
+    cards, or with ``None`` all of them."""
     if not pile:
         return "empty"
-    top = list(reversed(pile))[:shown]
-    more = "..." if len(pile) > shown else ""
+    cards = pile if shown is None else pile[-shown:]
+    more = "... " if len(cards) < len(pile) else ""
     count = "1 card" if len(pile) == 1 else f"{len(pile)} cards"
-    return f"{style.cards(top)}{more}  (top first, {count})"
+    return f"{more}{style.cards(cards)}  ({count}, {PILE_ORDER})"
+
+
+PILE_ORDER = "top last"
+"""How the discard pile is listed, worded alike here, in the replay viewer and in
+spec/PROTOCOL.md: from the bottom card to the top one, which is the card that may be drawn."""
 
 
 def scores_text(
@@ -535,19 +675,20 @@ def scores_text(
 
 
 def describe_turns(
-    turns: Sequence[tuple[int, Turn]], me: int, opponent: str, style: Style
+    turns: Sequence[Pending], me: int, names: Sequence[str], style: Style
 ) -> list[str]:
-    """Sentences for moves just played: the opponent's, and the person's own draws."""
+    """Sentences for moves just played: the others' (a draw joined to the discard after
+    it), and the person's own, each as it is played."""
     s = style
     lines: list[str] = []
     draw: str | None = None
-    for player, turn in turns:
+    for player, turn, advised in turns:
         mine = player == me
-        who = "You" if mine else opponent
+        who = names[player]
         move, kind = turn.move, turn.move.kind
+        note = advice_note(advised, move, s)
         if kind is MoveKind.PASS:
-            if not mine:
-                lines.append(f"{who} passed the upcard.")
+            lines.append(f"{who} passed the upcard{note}.")
             continue
         if move.is_draw:
             card = s.card(turn.card) if turn.card is not None else ""
@@ -556,25 +697,36 @@ def describe_turns(
             elif kind is MoveKind.PILE:
                 draw = f"{who} took {card} from the discard pile"
             else:
-                draw = f"{who} drew {card} from the stock" if mine else f"{who} drew from the stock"
+                draw = f"{who} drew {card} from the stock" if card else f"{who} drew from the stock"
+            draw += note
             if mine:
                 lines.append(draw + ".")
                 draw = None
-            continue
-        if mine:
-            draw = None
             continue
         if kind is MoveKind.DISCARD and move.card is not None:
             what = f"discarded {s.card(move.card)}"
         elif kind is MoveKind.KNOCK and move.card is not None:
             what = s.em(f"knocked, discarding {s.card(move.card)}")
+            if move.melds:
+                what += f", declaring {meld_list(move.melds, s)}"
         else:
             what = s.em("went big gin")
+        what += note
         lines.append(f"{draw} and {what}." if draw else f"{who} {what}.")
         draw = None
     if draw is not None:
         lines.append(draw + ".")
     return lines
+
+
+def advice_note(advised: Move | None, move: Move, style: Style) -> str:
+    """`` (as you advised)`` or `` (you advised pile)`` after a captain's move, for the
+    sitter who advised it; empty otherwise."""
+    if advised is None:
+        return ""
+    if advised == move:
+        return " (as you advised)"
+    return f" (you advised {style.move(advised)})"
 
 
 def points_text(result: HandResult, rules: Rules) -> str:
@@ -600,13 +752,16 @@ def points_text(result: HandResult, rules: Rules) -> str:
     return f"{sum_text} = {points}"
 
 
-def showdown(entry: Entry, me: int, opponent: str, style: Style, rules: Rules) -> list[str]:
-    """The end of a hand: both hands laid out, the layoffs, the outcome and the points."""
+def showdown(
+    entry: Entry, me: int, names: Sequence[str], style: Style, rules: Rules
+) -> list[str]:
+    """The end of a hand: both hands laid out, the layoffs, the outcome and the points.
+    ``names`` are the players' display names, ``names[me]`` the person's ("You")."""
     s = style
     result = entry.result
 
     def who(player: int | None) -> str:
-        return "nobody" if player is None else ("You" if player == me else opponent)
+        return "nobody" if player is None else names[player]
 
     lines = ["", s.em(f"── Hand {entry.number}: showdown ──")]
     if result.outcome is Outcome.DRAW:
@@ -653,38 +808,37 @@ def showdown(entry: Entry, me: int, opponent: str, style: Style, rules: Rules) -
             Outcome.KNOCK: "by knocking",
             Outcome.GIN: "with gin",
             Outcome.BIG_GIN: "with big gin",
-            Outcome.UNDERCUT: f"by undercutting {'you' if knocker == me else opponent}",
+            Outcome.UNDERCUT: f"by undercutting {'you' if knocker == me else who(knocker)}",
         }[result.outcome]
         text = f"  {winner} {verb} the hand {how}: {points_text(result, rules)}"
         if len(entry.totals) > 1 and entry.games:
             games = _and([str(g + 1) for g in entry.games])
             text += f", in game{'s' if len(entry.games) > 1 else ''} {games}"
         lines.append(s.em(text + "."))
-    names = [who(p) for p in range(len(entry.totals[0]))]
     lines.append("  Score      " + scores_text(entry.totals, (), names))
     return lines
 
 
 def game_result(
-    game: Game, fault: Fault | None, me: int, opponent: str, style: Style
+    game: Game, fault: Fault | None, me: int, names: Sequence[str], style: Style
 ) -> list[str]:
     """The end of the game: who won and why, and the final scores."""
     s = style
 
     def who(player: int | None) -> str:
-        return "nobody" if player is None else ("You" if player == me else opponent)
+        return "nobody" if player is None else names[player]
 
     lines = [s.em("══ Game over ══")]
     if fault is not None:
         if fault.player == me:
             lines.append(f"  You forfeit the game: {fault.detail}.")
         else:
-            lines.append(s.bad(f"  {opponent} forfeits the game ({fault.kind}): {fault.detail}."))
+            lines.append(
+                s.bad(f"  {who(fault.player)} forfeits the game ({fault.kind}): {fault.detail}.")
+            )
     elif game.end is GameEnd.HAND_CAP:
         cap = game.rules.hand_cap
         lines.append(f"  The game reached the hand cap ({cap} hand{'' if cap == 1 else 's'}).")
-    names = [who(p) for p in range(game.players)]
-
     def scores(game_number: int) -> str:
         return " · ".join(f"{names[p]} {v}" for p, v in enumerate(game.final_scores(game_number)))
 
@@ -705,7 +859,7 @@ def game_result(
     elif game.winner == me:
         lines.append(s.em(f"  You win the {what}!"))
     else:
-        lines.append(s.em(f"  {opponent} wins the {what}."))
+        lines.append(s.em(f"  {who(game.winner)} wins the {what}."))
     return lines
 
 
@@ -723,7 +877,9 @@ def _and(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def help_text(hand: HandView) -> str:
+def help_text(hand: HandView, advice: bool = False, advising: bool = False) -> str:
+    """The commands; ``advice``: the person is a captain with the sitter's advice;
+    ``advising``: the person sits out and advises the captain."""
     now = {
         Phase.OFFER: "Now: take or pass the upcard.",
         Phase.DRAW: "Now: draw, s or p.",
@@ -731,6 +887,11 @@ def help_text(hand: HandView) -> str:
     }.get(hand.phase, "")
     return "\n".join(
         [
+            *(
+                ["You sit out this hand: each move you type is your advice to the captain."]
+                if advising
+                else []
+            ),
             "Commands (then Enter):",
             "  take, pass        take or pass the first upcard, when it is offered to you",
             "  s, stock          draw the top card of the stock",
@@ -739,9 +900,13 @@ def help_text(hand: HandView) -> str:
             " suit c d h s",
             f"  knock 7h          discard 7h and knock: at most {hand.knock_limit} deadwood"
             " must be left",
+            "  knock 6c 3h-4h-5h Td-Th-Ts",
+            "                    knock declaring the melds, each its cards joined by -",
             "  gin               knock with the discard that leaves no deadwood",
             *(["  biggin            all 11 cards in melds: big gin"] if hand.rules.big_gin else []),
             "  show              show the table again",
+            f"  discards          show the whole discard pile ({PILE_ORDER})",
+            *(["  advice, a         play the sitter's advice"] if advice else []),
             "  help, ?           this help",
             "  quit              resign the game (asks first); the game is still recorded",
             now,

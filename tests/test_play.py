@@ -1,4 +1,5 @@
-"""``ginref play``: a person against an engine, typed at a real terminal (pexpect).
+"""``ginref play``: a person against an engine, or with two in the game for three players,
+typed at a real terminal (pexpect).
 
 The games are played by ``Typist``, a scripted person that reads the screen as a person would
 (the hand line, the knock offer, the prompt) and types commands. The same typist also plays
@@ -15,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,15 +27,15 @@ from helpers import make_deck
 
 from engines.random_engine import RandomEngine
 from engines.simple_engine import SimpleEngine, improves
-from ginproto.cards import Card, CardError, parse_cards
+from ginproto.cards import RANKS, Card, CardError, parse_cards
 from ginproto.hand import Hand, HandView
-from ginproto.melds import discard_deadwoods
+from ginproto.melds import Meld, best_melds, discard_deadwoods
 from ginproto.moves import Move
 from ginproto.record import EngineInfo, loads, record_from_log, write_game
 from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine
-from ginproto.table import GameLog, Player, PlayerFault, play_game
+from ginproto.table import GameLog, Player, PlayerFault, play_game, role_draw
 from referee.play import (
     Command,
     HumanPlayer,
@@ -41,13 +43,14 @@ from referee.play import (
     interpret,
     knock_hint,
     parse_card,
+    pile_text,
     play_style,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 GINREF = str(ROOT / ".venv" / "bin" / "ginref")
 CARD = r"[A2-9TJQK][cdhs]"
-PROMPT = r"(take/pass|draw|discard|Press Enter for hand \d+|resign\? \(y/n\))> "
+PROMPT = r"((?:advise )?(?:take/pass|draw|discard)|Press Enter for hand \d+|resign\? \(y/n\))> "
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,10 +65,13 @@ class Typist:
     only for gin. ``script`` maps ``(prompt word, n)``, the n-th decision
     of that kind (``("discard", 1)``), to lines typed there before the typist decides, each
     answered by the prompt again. ``probe_taken`` tries once to discard a card just taken
-    from the pile. ``seen`` lists the typist's takes, passes, knocks and gins.
+    from the pile. ``declare``: each knock (not gin) declares its melds, typed in lower case;
+    the first is tried twice with bad melds before. ``seen`` lists the typist's takes,
+    passes, knocks and gins.
     """
 
     knock: str = "best"
+    declare: bool = False
     script: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     probe_taken: bool = False
     seen: list[str] = field(default_factory=list)
@@ -90,6 +96,7 @@ class Typist:
         return line
 
     def decide(self, screen: str, prompt: str) -> str:
+        prompt = prompt.removeprefix("advise ")  # the sitter advises as if it were captain
         if prompt.startswith("Press Enter"):
             return ""
         if prompt.startswith("resign"):
@@ -111,17 +118,32 @@ class Typist:
         offer = re.search(rf"You can knock: knock ({CARD}) \(deadwood (\d+)\)", screen)
         if offer and self.knock == "best":
             self.seen.append("knock")
-            return f"knock {offer.group(1)}"
-        taken = re.search(rf"You took (?:the upcard )?({CARD})", screen)
+            return self.knock_line(Card.from_str(offer.group(1)), cards)
+        # The card just taken, by the person or (when advising) by the captain.
+        taken = re.findall(rf"(?:You|\S+) took (?:the upcard )?({CARD})", screen)
         after = discard_deadwoods(cards)
-        allowed = [c for c in after if not (taken and str(c) == taken.group(1))]
+        allowed = [c for c in after if not (taken and str(c) == taken[-1])]
         card = min(allowed, key=lambda c: (after[c], -c.value, -c.index))
         return str(card)
 
 
+    def knock_line(self, card: Card, cards: tuple[Card, ...]) -> str:
+        if not self.declare:
+            return f"knock {card}"
+        rest = [c for c in cards if c != card]
+        melds = " ".join(str(m).lower() for m in best_melds(rest).melds)
+        good = f"knock {str(card).lower()} {melds}"
+        if "bad melds" in self.seen:
+            return good
+        self.seen.append("bad melds")
+        absent = next(r for r in RANKS if all(c.rank != RANKS.index(r) for c in cards))
+        self.queue += [f"knock {card} {melds.split()[0][:5]}", good]  # two cards: no meld
+        return f"knock {card} {absent}c-{absent}d-{absent}h"  # cards not held
+
+
 def hand_on(screen: str) -> tuple[Card, ...]:
-    """The cards of the last ``Your hand`` line on the screen."""
-    line = screen[screen.rindex("Your hand") :].splitlines()[0]
+    """The cards of the last ``Your hand`` line on the screen (the sitter: ``Simple's hand``)."""
+    line = re.findall(r"^  (?:Your|\S+'s) hand  (.*)$", screen, re.MULTILINE)[-1]
     return parse_cards(" ".join(re.findall(CARD, line.split("deadwood")[0])))
 
 
@@ -136,9 +158,15 @@ def _find(pattern: str, text: str) -> str:
 
 
 def play_in_process(
-    seed: int | str, engine: Engine, typist: Typist, rules: Rules | None = None, me: int = 0
+    seed: int | str,
+    engines: Engine | Sequence[Engine],
+    typist: Typist,
+    rules: Rules | None = None,
+    me: int = 0,
 ) -> tuple[GameLog, str]:
-    """The typist against ``engine`` through ``HumanPlayer``, as ``ginref play`` does it."""
+    """The typist against ``engines`` (one, or two in the three-player game) through
+    ``HumanPlayer``, as ``ginref play`` does it."""
+    others: list[Engine] = [engines] if isinstance(engines, Engine) else list(engines)
     rules = rules or Rules()
     out = io.StringIO()
     mark = 0
@@ -152,8 +180,13 @@ def play_in_process(
         mark = len(out.getvalue())
         return line
 
-    human = HumanPlayer(me, rules, engine.name, play_style(out, False), out, read)
-    players: list[Player] = [human, engine] if me == 0 else [engine, human]
+    names = [e.name for e in others]
+    if len(set(names)) < len(names):  # numbered as ``ginref play`` numbers them
+        names = [names[0], f"{names[1]}#2"]
+    names.insert(me, "human")
+    human = HumanPlayer(me, rules, names, play_style(out, False), out, read)
+    players: list[Player] = list(others)
+    players.insert(me, human)
     log = play_game(rules, players, seed, 0, on_step=human.on_step)
     return log, out.getvalue()
 
@@ -199,6 +232,16 @@ def showdowns(transcript: str) -> list[str]:
 
 SIMPLE_SEED = 1  # against simple: takes, passes, knocks, a gin, undercuts; the person wins
 RANDOM_SEED = 397  # against random, knocking only for gin: two drawn hands, then two gins
+DECLARE_SEED = 2  # against simple, to 20, knocks declaring melds: knocks; the person wins
+THREE_SEED = 17  # with simple and random, to 20, first in the box: each role; the person wins
+THREE_RULES = Rules(variant=Variant.THREEHANDED, target=20)
+
+
+def three_player_game(seed: int, typist: Typist, role: str = "box") -> tuple[GameLog, str, int]:
+    """The typist with simple and random, to 20, first in ``role`` (as ``--role`` seats it)."""
+    me = int(getattr(role_draw(seed, 0)[0], role))
+    log, text = play_in_process(seed, [SimpleEngine(), RandomEngine()], typist, THREE_RULES, me)
+    return log, text, me
 
 
 def situations(log: GameLog, me: int = 0) -> set[str]:
@@ -226,6 +269,12 @@ def test_the_pinned_seeds_still_give_their_situations() -> None:
     log, _ = play_in_process(RANDOM_SEED, RandomEngine(), typist)
     assert {"take", "pass", "gin"} <= set(typist.seen)
     assert {"draw", "gin-by-me", "won"} <= situations(log)
+    typist = Typist(declare=True)
+    log, _ = play_in_process(DECLARE_SEED, SimpleEngine(), typist, Rules(target=20))
+    assert {"knock", "bad melds", "won"} <= set(typist.seen) | situations(log)
+    log, _, me = three_player_game(THREE_SEED, Typist())
+    roles = {str(hand.roles.role_of(me)) for hand in log.hands if hand.roles is not None}
+    assert roles == {"box", "captain", "sitter"} and log.winner == me
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,6 +289,7 @@ def test_a_whole_game_against_simple(tmp_path: Path) -> None:
             ("take/pass", 1): ["s", "p", "7h", "xyzzy"],
             ("draw", 1): ["p", "pass", "Ks"],
             ("discard", 1): ["9z", "As", "10c", "knock Ks", "knock", "gin", "help", "show"],
+            ("draw", 6): ["discards"],
         },
     )
     text, status = play_terminal(
@@ -266,7 +316,22 @@ def test_a_whole_game_against_simple(tmp_path: Path) -> None:
         "You just took Jc from the discard pile, so you may not discard it this turn.",
     ]:
         assert refusal in text
-    assert text.count("Discards   5c  (top first, 1 card)") == 3  # twice, and after 'show'
+    assert text.count("Discards   5c  (1 card, top last)") == 3  # twice, and after 'show'
+    # The person's own discards and knocks are echoed.
+    assert re.search(rf"discard> ({CARD})\nYou discarded \1\.\n", text)
+    assert re.search(rf"discard> knock ({CARD})\nYou knocked, discarding \1\.\n", text)
+    # The whole discard pile on request, top last, where the table shows its top six.
+    assert "  discards          show the whole discard pile (top last)" in text  # in the help
+    piles = re.search(
+        r"  Discards   \.\.\. (.*)  \((\d+) cards, top last\)\n"
+        r"(?:(?!  Discards).*\n)*?draw> discards\n"  # the same decision
+        r"  Discards   (.*)  \((\d+) cards, top last\)\n",
+        text,
+    )
+    assert piles is not None, text
+    top, whole = piles.group(1).split(), piles.group(3).split()
+    assert piles.group(2) == piles.group(4) == str(len(whole))
+    assert len(whole) > 6 and whole[-6:] == top
     # The first upcard, passed and taken.
     assert "take/pass> pass\n" in text
     assert re.search(rf"take/pass> take\n+You took the upcard {CARD}\.", text)
@@ -378,7 +443,7 @@ def test_end_of_input_forfeits_and_is_recorded(tmp_path: Path) -> None:
     child.expect(PROMPT)
     child.sendeof()
     text = finish(child)
-    assert child.exitstatus == 0
+    assert child.exitstatus == 1  # recorded, but not a game played out
     assert "You forfeit the game: the player's input ended (end of file)." in text
     body = record.read_text()
     assert '[Player1 "human"]' in body and '[Player0 "Random"]' in body
@@ -397,7 +462,7 @@ def test_ctrl_c_forfeits_records_and_closes_the_engine(tmp_path: Path) -> None:
     assert Path(f"/proc/{pid}").exists()
     child.sendintr()
     text = finish(child)
-    assert child.exitstatus == 0
+    assert child.exitstatus == 130  # 128 + SIGINT, as for any command stopped by Ctrl-C
     assert "You forfeit the game: the player interrupted the game (Ctrl-C)." in text
     assert "fault 0 resign" in record.read_text()
     assert "all verified" in verify(record)
@@ -427,6 +492,168 @@ def test_an_engine_that_faults_forfeits_to_the_person(tmp_path: Path) -> None:
     assert re.search(r"Wrong forfeits the game \(illegal\): discard \w\w: .* not in", text)
     assert "You win the game!" in text
     assert "fault 1 illegal" in record.read_text()
+    assert "all verified" in verify(record)
+
+
+# ---------------------------------------------------------------------------------------------
+# The game for three players: the person in the box, as captain and sitting out.
+
+THREE = ["--rule", "target=20"]
+
+
+def test_three_players_the_person_takes_every_role(tmp_path: Path) -> None:
+    record = tmp_path / "game.gin"
+    args = ["play", "simple", "random", "--role", "box", "--seed", str(THREE_SEED), *THREE]
+    text, status = play_terminal([*args, "--record", str(record)], Typist())
+    assert status == 0, text
+    assert "Gin for three players to 20" in text
+    # In the box, against the captain.
+    assert re.search(
+        r"You are in the box, against \w+ \(captain\); \w+ sits out and advises\.", text
+    )
+    # Sitting out: the captain's hand is shown, and each move typed is advice.
+    assert re.search(r"You sit out this hand: you see the hand of \w+ \(captain\) and advise", text)
+    assert re.search(r"^  (Simple|Random)'s hand  \[", text, re.MULTILINE)
+    assert re.search(r"advise (take/pass|draw|discard)> ", text)
+    assert re.search(r"(Simple|Random) \S.* \((as you advised|you advised .+)\)\.\n", text)
+    # As captain: the sitter's advice before each decision.
+    assert re.search(
+        r"You are captain, against \w+ in the box; \w+ sits out and advises you\.", text
+    )
+    assert re.search(r"\n\w+ \(sitting out\) advises: \S.* \(type advice to play it\)\.\n", text)
+    assert "══ Game over ══" in text and "You win the game!" in text
+    assert "all verified" in verify(record)
+    body = record.read_text()
+    log, _, me = three_player_game(THREE_SEED, Typist())
+    assert re.search(rf"^{me} advise ", body, re.MULTILINE)  # the person's advice, recorded
+    # The same game as the one loop plays in process, with the person one more player.
+    moves = [f"{s.player} {s.turn.move}" for h in log.hands for s in h.steps]
+    played = r"^([012] (?:take|pass|stock|pile|discard \w\w|knock \w\w))"
+    assert re.findall(played, body, re.MULTILINE) == moves
+
+
+def test_sitting_out_the_person_sees_the_captains_hand_and_not_the_box() -> None:
+    log, text, me = three_player_game(THREE_SEED, Typist())
+    hand = next(h for h in log.hands if h.roles is not None and h.roles.sitter == me)
+    assert hand.roles is not None
+    others = [p for p in range(3) if p != me]
+    names = {others[0]: "Simple", others[1]: "Random"}
+    box, captain = names[hand.roles.box], names[hand.roles.captain]
+    begin = text.index(f"── Hand {hand.number} ·")
+    block = text[begin : text.index(f"── Hand {hand.number}: showdown", begin)]
+    assert f"the hand of {captain} (captain) and advise it against {box} in the box" in block
+    # The captain is the non-dealer: the first, third, ... cards of the deal.
+    assert set(hand_on(block[: block.index("advise take/pass> ")])) == set(hand.deck[0:20:2])
+    for step in hand.steps:
+        if step.turn.move.kind.value != "stock":
+            continue
+        if step.player == hand.roles.box:  # the box's draws stay face down
+            assert f"{box} drew from the stock" in block
+            assert f"{box} drew {step.turn.card} from the stock" not in block
+        else:  # the captain's hand is the one the sitter sees
+            assert f"{captain} drew {step.turn.card} from the stock" in block
+
+
+def test_as_captain_the_sitters_advice_is_shown_and_can_be_played(tmp_path: Path) -> None:
+    record = tmp_path / "game.gin"
+    child = start(
+        ["play", "random", "random", "--role", "captain", "--seed", "3", *THREE,
+         "--record", str(record)]
+    )
+    child.expect(r"You are captain, against Random in the box; Random#2 sits out and advises")
+    child.expect(r"Random#2 \(sitting out\) advises: (take|pass) \(type advice to play it\)\.")
+    advice = child.match.group(1)
+    child.expect("take/pass> ")
+    child.sendline("help")
+    child.expect(r"advice, a +play the sitter's advice")
+    child.expect("take/pass> ")
+    child.sendline("advice")
+    child.expect(r"You (took the upcard|passed the upcard)")
+    assert child.match.group(1).startswith("took" if advice == "take" else "passed")
+    child.expect(PROMPT)
+    child.sendline("quit")
+    child.expect(r"resign\? \(y/n\)> ")
+    child.sendline("y")
+    text = finish(child)
+    assert child.exitstatus == 0, text
+    assert "You forfeit the game: the player resigned." in text
+    roles, _ = role_draw(3, 0)
+    body = record.read_text()
+    assert re.search(rf"^{roles.sitter} advise {advice}\n{roles.captain} {advice}\b", body, re.M)
+    assert f"fault {roles.captain} resign" in body
+    assert "all verified" in verify(record)
+
+
+def test_sitting_out_the_person_advises_and_the_end_of_input_exits_1(tmp_path: Path) -> None:
+    record = tmp_path / "game.gin"
+    # One engine program plays both other seats.
+    child = start(
+        ["play", "random", "--variant", "threehanded", "--role", "sitter", "--seed", "3",
+         *THREE, "--record", str(record)]
+    )
+    child.expect(r"You are player (\d), with Random \(player \d\), Random#2 \(player \d\)\.")
+    me = int(child.match.group(1))
+    child.expect(r"You sit out this hand: you see the hand of (\S+) \(captain\) and advise it")
+    captain = child.match.group(1)
+    child.expect(rf"Your advice to {captain}, the captain, who decides")
+    child.expect(rf"The upcard {CARD} is offered to {captain}: take or pass\?")
+    child.expect(r"advise take/pass> ")
+    child.sendline("xyzzy")  # no advice: refused, and asked again
+    child.expect(r"I don't understand 'xyzzy'\. Type take or pass\.")
+    child.expect(r"advise take/pass> ")
+    child.sendline("take")
+    child.expect(rf"{captain} (took the upcard {CARD}|passed the upcard) \(")
+    child.expect(PROMPT)
+    child.sendeof()
+    text = finish(child)
+    assert child.exitstatus == 1, text
+    assert "You forfeit the game: the player's input ended (end of file)." in text
+    body = record.read_text()
+    assert re.search(rf"^{me} advise take\n", body, re.MULTILINE)
+    assert f"fault {me} resign" in body
+    assert "all verified" in verify(record)
+
+
+# ---------------------------------------------------------------------------------------------
+# Knocks that declare melds, read by the move grammar and checked by the rules.
+
+
+def test_a_knock_declaring_melds_is_played_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    record = tmp_path / "game.gin"
+    typist = Typist(declare=True)
+    text, status = play_terminal(
+        ["play", "simple", "--seed", str(DECLARE_SEED), "--rule", "target=20",
+         "--record", str(record)],
+        typist,
+    )
+    assert status == 0, text
+    assert "Traceback" not in text and "forfeit" not in text
+    # The bad declarations: each refused with the reason, and the prompt again.
+    assert re.search(
+        rf"discard> knock {CARD} (\w)c-\1d-\1h\nYou cannot declare those melds: declared meld"
+        rf" \1c-\1d-\1h uses \1c, which is not in the hand\. Type knock {CARD} alone for the"
+        r" best ones\.\ndiscard> ",
+        text,
+    )
+    assert re.search(
+        r"\nNot a meld: \S+ \(a meld has at least 3 cards\)\. Declare runs and sets, e\.g\."
+        r" knock 6c 3h-4h-5h Td-Th-Ts\.\ndiscard> ",
+        text,
+    )
+    # The knocks as typed (in lower case), echoed, shown down and recorded as declared.
+    knocks = re.findall(
+        r"discard> knock (\S\S) ((?:\S+-\S+ ?)+)\nYou knocked, discarding (\S\S), declaring"
+        r" (.*)\.\n",
+        text,
+    )
+    assert knocks
+    body = record.read_text()
+    for card, typed, discarded, declared in knocks:
+        melds = [Meld(tuple(parse_card(c) for c in m.split("-"))) for m in typed.split()]
+        assert discarded == str(parse_card(card))
+        assert declared == " ".join(f"[{' '.join(map(str, m.cards))}]" for m in melds)
+        assert re.search(rf"You +knock +{re.escape(declared)}   ", text)
+        assert re.search(rf"^0 knock {discarded} {' '.join(map(str, melds))}$", body, re.M)
     assert "all verified" in verify(record)
 
 
@@ -549,6 +776,48 @@ def test_the_rules_refusals_are_explained() -> None:
     assert interpret("Quit", view, PLAIN) is Command.QUIT
 
 
+def test_a_knock_can_declare_melds_checked_by_the_rules() -> None:
+    view = view_of("take", NON_DEALER, DEALER, "9h")
+    # 11 cards: As-2s-3s, 7c-7d-7h, 9c-9d-9h; 4c and Kd left over.
+    declared = Move.from_str("knock Kd As-2s-3s 7c-7d-7h 9c-9d-9h")
+    assert interpret("knock kd as-2s-3s 7c-7d-7h 9c-9d-9h", view, PLAIN) == declared
+    assert interpret("k Kd 2S-3s-AS 7♣-7d-7h 9c-9d-9h", view, PLAIN) == declared
+    assert interpret("knock Kd As-2s-3s 7c-7d-7h", view, PLAIN) == Refusal(
+        "With those melds, knocking with Kd leaves deadwood 4c 9c 9d 9h = 31, above the knock"
+        " limit 10. Declare more melds, or type knock Kd alone for the best ones."
+    )
+    assert interpret("knock Kd As-2s-3s-4s", view, PLAIN) == Refusal(
+        "You cannot declare those melds: declared meld As-2s-3s-4s uses 4s, which is not in"
+        " the hand. Type knock Kd alone for the best ones."
+    )
+    refusal = interpret("knock Kd 7c-7d-7h-Kd", view, PLAIN)
+    assert isinstance(refusal, Refusal) and refusal.reason.startswith("Not a meld: 7c-7d-7h-Kd")
+    refusal = interpret("knock Kd 7c7d7h", view, PLAIN)
+    assert isinstance(refusal, Refusal)
+    assert refusal.reason.startswith("'7c7d7h' is not a card")
+    assert "A meld is its cards joined by -, e.g. knock 6c 3h-4h-5h Td-Th-Ts." in refusal.reason
+    assert interpret("knock 9h As-2s-3s 7c-7d-7h", view, PLAIN) == Refusal(
+        "You just took 9h from the discard pile, so you may not discard it this turn."
+    )
+    view = view_of("take", "As 2s 3s 7c 7d 6h 9c Td 4c Kd", DEALER, "9h")
+    refusal = interpret("knock Kd As-2s-3s", view, PLAIN)  # no knock at all from this hand
+    assert isinstance(refusal, Refusal) and refusal.reason.startswith("You cannot knock with Kd")
+
+
+def test_the_discard_pile_is_worded_top_last_in_the_terminal_the_viewer_and_the_spec() -> None:
+    pile = parse_cards("5c Ks Jc Qs Kh Qh 8h")
+    assert pile_text(pile, PLAIN) == "... Ks Jc Qs Kh Qh 8h  (7 cards, top last)"
+    assert pile_text(pile, PLAIN, shown=None) == "5c Ks Jc Qs Kh Qh 8h  (7 cards, top last)"
+    assert pile_text(pile[:1], PLAIN) == "5c  (1 card, top last)"
+    viewer = (ROOT / "referee" / "html" / "assets" / "viewer.js").read_text()
+    assert "', top last)'" in viewer
+    protocol = (ROOT / "spec" / "PROTOCOL.md").read_text()
+    (row,) = [line for line in protocol.splitlines() if line.startswith("| `pile` |")]
+    assert "top last" in row
+    for text in (viewer, protocol):
+        assert "top first" not in text
+
+
 @pytest.mark.parametrize("typed", ["s", "p", "take", "pass"])
 def test_after_drawing_only_a_discard_or_knock_is_accepted(typed: str) -> None:
     view = view_of("take", NON_DEALER, DEALER, "9h")
@@ -575,8 +844,13 @@ def cli_run(*args: str, stdin: str = "") -> Result:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["simple", "--variant", "threehanded"], "Invalid value for '--variant'"),
-        (["simple", "--rule", "variant=threehanded"], "ginref play is for the two-player games"),
+        (["simple", "--variant", "three"], "Invalid value for '--variant'"),
+        (["simple", "random", "--variant", "oklahoma"], "oklahoma is played against one engine"),
+        (["simple", "random", "--rule", "variant=standard"], "standard is played against one"),
+        (["simple", "--role", "box"], "--role is for the three-player game"),
+        (["simple", "--player", "2"], "standard has players 0 to 1"),
+        (["simple", "--second", "--player", "1"], "give only one of --first/--second and"),
+        (["simple", "random", "--role", "dealer"], "Invalid value for '--role'"),
         (["simple", "--rule", "nonsense=1"], "unknown rule 'nonsense'"),
         (["simple", "--rule", "target"], "expected NAME=VALUE"),
         (["simple", "--tc", "fast"], "time control must be BASE+INC"),
@@ -625,7 +899,7 @@ def test_plain_text_when_not_a_terminal_and_colour_when_asked() -> None:
 
 
 def test_ctrl_c_while_the_engine_thinks_forfeits_at_the_next_decision() -> None:
-    human = HumanPlayer(0, Rules(), "Simple", PLAIN, io.StringIO(), read=lambda prompt: "s")
+    human = HumanPlayer(0, Rules(), ["human", "Simple"], PLAIN, io.StringIO(), read=lambda _: "s")
     human.interrupt()  # not reading: noted for the next decision
     with pytest.raises(PlayerFault, match="interrupted"):
         human.ask("draw> ")
@@ -648,6 +922,16 @@ if __name__ == "__main__":
         found = situations(log) | set(typist.seen)
         if {"take", "pass", "draw", "gin-by-me", "won"} <= found:
             print("random", seed, sorted(found))
+    for seed in range(100):
+        typist = Typist(declare=True)
+        log, _ = play_in_process(seed, SimpleEngine(), typist, Rules(target=20))
+        if {"knock", "bad melds", "won"} <= set(typist.seen) | situations(log):
+            print("declare", seed, len(log.hands), "hands")
+    for seed in range(100):
+        log, _, me = three_player_game(seed, Typist())
+        roles = {str(h.roles.role_of(me)) for h in log.hands if h.roles is not None}
+        if len(roles) == 3 and log.winner == me:
+            print("three", seed, len(log.hands), "hands")
 
 
 def test_the_showdown_conjugates_for_you_and_for_the_engine() -> None:

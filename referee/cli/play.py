@@ -1,7 +1,9 @@
-"""``ginref play``: a person against an engine at the terminal, through the same referee.
+"""``ginref play``: a person against engines at the terminal, through the same referee.
 
-The game loop, the person's seat (``HumanPlayer``) and the words it prints are
-``referee.play``'s; this module reads the options, starts the engine and records the game.
+The game loop is ``ginproto.table.play_game``'s; the person's seat (``HumanPlayer``) and the
+words it prints are ``referee.play``'s; this module reads the options, starts the engines and
+records the game. Its exit status: 0 for a game played out or resigned with ``quit``, 1 when
+the input ended (Ctrl-D), 130 for Ctrl-C; the game is recorded in every one of these cases.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import sys
 import click
 
 from ginproto.record import EngineInfo, append_game, record_from_log
-from ginproto.table import Player, play_game
+from ginproto.rules import Rules, Variant
+from ginproto.table import Player, play_game, role_draw
 from referee.cli.options import (
     announce_sandbox,
     engine_limits,
@@ -21,22 +24,28 @@ from referee.cli.options import (
     parse_engines,
     parse_rules,
     parse_seed,
+    rule_items,
     sandbox_mode,
     sandbox_options,
     sandboxed,
     timeout_options,
 )
-from referee.play import TWO_PLAYER_VARIANTS, HumanPlayer, catch_interrupts, play_style
+from referee.play import VARIANTS, HumanPlayer, Leaving, catch_interrupts, play_style
+
+ROLES = ("box", "captain", "sitter")
+EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
+"""The command's exit status by how the person left the game (``None``: at its end, or by
+``quit``)."""
 
 
 @click.command("play")
 @click.argument("engine")
+@click.argument("engine2", required=False, metavar="[ENGINE2]")
 @click.option(
     "--variant",
-    type=click.Choice(TWO_PLAYER_VARIANTS),
-    default="standard",
-    show_default=True,
-    help="The two-player game to play.",
+    type=click.Choice(VARIANTS),
+    help="The game to play. Default: standard against one engine, threehanded with two"
+    " (threehanded with one ENGINE: it plays both other seats).",
 )
 @click.option(
     "--rule",
@@ -53,11 +62,23 @@ from referee.play import TWO_PLAYER_VARIANTS, HumanPlayer, catch_interrupts, pla
 )
 @click.option(
     "--first/--second",
-    default=True,
+    default=None,
     help="Play as player 0 (--first, the default) or player 1 (--second).",
 )
 @click.option(
-    "--tc", default="120+1", show_default=True, help="The engine's game clock BASE+INC, or 'inf'."
+    "--player",
+    "player_number",
+    type=click.IntRange(0, 2),
+    help="Play as this player number (threehanded: 0, 1 or 2).",
+)
+@click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    help="Threehanded: start the game in this role (the seed's role draw decides which"
+    " player that is); the roles then change hand by hand as the rules say.",
+)
+@click.option(
+    "--tc", default="120+1", show_default=True, help="The engines' game clock BASE+INC, or 'inf'."
 )
 @timeout_options()
 @click.option(
@@ -65,8 +86,8 @@ from referee.play import TWO_PLAYER_VARIANTS, HumanPlayer, catch_interrupts, pla
     "--option",
     "options",
     multiple=True,
-    metavar="NAME=VALUE",
-    help="An engine option, e.g. -o Seed=7 (repeatable).",
+    metavar="[N:]NAME=VALUE",
+    help="An engine option, e.g. -o Seed=7 (repeatable; N: for ENGINE or ENGINE2 only).",
 )
 @env_option(numbered=False)
 @click.option(
@@ -81,11 +102,14 @@ from referee.play import TWO_PLAYER_VARIANTS, HumanPlayer, catch_interrupts, pla
 @sandbox_options()
 def play(
     engine: str,
-    variant: str,
+    engine2: str | None,
+    variant: str | None,
     rule: tuple[str, ...],
     seed: str | None,
     record: str | None,
-    first: bool,
+    first: bool | None,
+    player_number: int | None,
+    role: str | None,
     tc: str,
     move_timeout: float,
     startup_timeout: float,
@@ -100,77 +124,91 @@ def play(
     network: bool,
     readable: tuple[str, ...],
 ) -> None:
-    """Play a game yourself against ENGINE, in the terminal.
+    """Play a game yourself against ENGINE, in the terminal; with ENGINE2 too, the game for
+    three players (threehanded): in the box, as captain, or sitting out to advise the captain.
 
     You are one more seat at the table: the same referee and rules as a match, and the game
     is recorded like any other (--record) and replays with ginref replay. Type help during
-    the game for the commands.
+    the game for the commands. Exit status: 0 when the game ends (or you resign with quit),
+    1 when the input ends (Ctrl-D), 130 on Ctrl-C; the game is recorded in each case.
 
     \b
         ginref play simple
         ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
+        ginref play simple random --role captain
     """
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
     from referee.preflight import EngineNotReady, ready
 
-    try:
-        rules = parse_rules(variant, rule, 2)
-    except click.BadParameter:
-        raise
-    except click.UsageError:
-        raise click.UsageError(
-            "ginref play is for the two-player games: " + ", ".join(TWO_PLAYER_VARIANTS)
-        ) from None
-    (spec,) = parse_engines((engine,), options, (), env)
+    given = (engine,) if engine2 is None else (engine, engine2)
+    rules = _rules(variant, rule, len(given))
+    specs = parse_engines(given, options, (), env)
+    if rules.players == 3 and len(specs) == 1:
+        specs = (specs[0], specs[0])  # one engine program in both other seats
+    if not name.strip():
+        raise click.BadParameter("your name must not be empty", param_hint="--name")
+    game_seed = parse_seed(seed)
+    me = _person(rules, first, player_number, role, game_seed)
     mode = sandbox_mode(sandbox, no_sandbox)
     announce_sandbox(mode)
-    (spec,) = sandboxed(
-        (spec,), mode, engine_limits(limits, 1), network, [record], readable=readable
+    specs = sandboxed(
+        specs, mode, engine_limits(limits, len(specs)), network, [record], readable=readable
     )
     try:
         control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:
         raise click.BadParameter(str(exc), param_hint="--tc") from None
-    if not name.strip():
-        raise click.BadParameter("your name must not be empty", param_hint="--name")
-    game_seed = parse_seed(seed)
-    me = 0 if first else 1
     out = sys.stdout
     style = play_style(out, colour)
-    seat = EnginePlayer(spec, control, startup_timeout)
+    others = [p for p in range(rules.players) if p != me]
+    seats = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
     try:
-        try:
-            ready(seat)
-        except EngineNotReady as exc:
-            raise click.ClickException(str(exc)) from None
-        seat.new_game(1, 1 - me, rules)
-        human = HumanPlayer(me, rules, seat.name, style, out)
-        click.echo(
-            f"You are player {me}, against {seat.name} (player {1 - me}). "
-            f"{str(rules.variant).capitalize()} gin to {rules.target}, seed {game_seed}."
+        for seat in seats:
+            try:
+                ready(seat)
+            except EngineNotReady as exc:
+                raise click.ClickException(str(exc)) from None
+        for seat, number in zip(seats, others, strict=True):
+            seat.new_game(1, number, rules)
+        names = _display_names([seat.name for seat in seats])
+        by_player = dict(zip(others, names, strict=True))
+        human = HumanPlayer(
+            me, rules, [by_player.get(p, "You") for p in range(rules.players)], style, out
         )
+        against = ", ".join(f"{by_player[p]} (player {p})" for p in others)
+        if rules.players == 3:
+            game = f"with {against}. Gin for three players"
+        else:
+            game = f"against {against}. {str(rules.variant).capitalize()} gin"
+        click.echo(f"You are player {me}, {game} to {rules.target}, seed {game_seed}.")
         click.echo("Type help for the commands. Cards are typed as 7h, Td, Qs, Ac.")
-        players: list[Player] = [human, seat] if me == 0 else [seat, human]
+        players: list[Player] = list(seats)
+        players.insert(me, human)
         try:
             with catch_interrupts(human):
                 game_log = play_game(rules, players, game_seed, 0, on_step=human.on_step)
         except KeyboardInterrupt:
             click.echo("\nInterrupted: the game was abandoned and is not recorded.", err=True)
-            sys.exit(130)
-        info = EngineInfo(
-            name=seat.name,
-            version=seat.id.version or "",
-            command=shlex.join(seat.spec.argv),
-            options=seat.spec.options,
-        )
+            sys.exit(EXIT_STATUS[Leaving.INTERRUPT])
+        infos = [
+            EngineInfo(
+                name=seat.name,
+                version=seat.id.version or "",
+                command=shlex.join(seat.spec.argv),
+                options=seat.spec.options,
+            )
+            for seat in seats
+        ]
     finally:
-        seat.close()
+        for seat in seats:
+            seat.close()
+    status = EXIT_STATUS[human.left]
     if record is None:
         click.echo(f"Not recorded (use --record FILE to keep a game). Seed {game_seed}.")
-        return
-    person = EngineInfo(name=name.strip())
-    engines = [person, info] if me == 0 else [info, person]
+        sys.exit(status)
+    engines = list(infos)
+    engines.insert(me, EngineInfo(name=name.strip()))
     game_record = record_from_log(
         game_log,
         engines,
@@ -182,3 +220,57 @@ def play(
     except OSError as exc:
         raise click.ClickException(f"cannot write the record {record}: {exc}") from None
     click.echo(f"Recorded in {record}; replay it with: ginref replay {shlex.quote(record)}")
+    sys.exit(status)
+
+
+def _rules(variant: str | None, rule: tuple[str, ...], engines: int) -> Rules:
+    """The rules of ``--variant`` and ``--rule``: a two-player game against one engine, the
+    three-player one with one or two (the person is the other player)."""
+    named = variant or rule_items(rule).get("variant")
+    if named is None:
+        named = Variant.THREEHANDED.value if engines == 2 else Variant.STANDARD.value
+    players = 3 if named == Variant.THREEHANDED.value else 2
+    try:
+        rules = parse_rules(variant, rule, players)
+    except click.BadParameter:
+        raise
+    except click.UsageError:  # --variant and --rule variant= disagree on the players
+        rules = parse_rules(None, rule, 3 if players == 2 else 2)
+    if rules.players - 1 < engines:
+        raise click.UsageError(
+            f"{rules.variant} is played against one engine, but two were given"
+            " (threehanded is the game for two engines and you)"
+        )
+    return rules
+
+
+def _person(
+    rules: Rules, first: bool | None, number: int | None, role: str | None, seed: int | str
+) -> int:
+    """The person's player number, from ``--first/--second``, ``--player`` or ``--role``."""
+    given = {"--first/--second": first, "--player": number, "--role": role}
+    chosen = [option for option, value in given.items() if value is not None]
+    if len(chosen) > 1:
+        raise click.UsageError(f"give only one of {' and '.join(chosen)}")
+    if role is not None:
+        if rules.players != 3:
+            raise click.UsageError("--role is for the three-player game (threehanded)")
+        roles, _ = role_draw(seed, 0)
+        return int(getattr(roles, role))
+    if number is not None:
+        if number >= rules.players:
+            raise click.BadParameter(
+                f"{rules.variant} has players 0 to {rules.players - 1}", param_hint="--player"
+            )
+        return number
+    return 1 if first is False else 0
+
+
+def _display_names(names: list[str]) -> list[str]:
+    """Engine names as shown, repeated ones numbered ``#2`` (as ``ginref match`` shows them)."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out

@@ -260,7 +260,8 @@
     $('stock-back').innerHTML = back();
     $('stock-count').textContent = pos.st + ' cards';
     var pile = split(pos.pile);
-    $('pile-count').textContent = '(' + pile.length + ', top last)';
+    $('pile-count').textContent =
+      '(' + pile.length + (pile.length === 1 ? ' card' : ' cards') + ', top last)';
     $('pile').innerHTML = pile.map(function (c, i) {
       var top = i === pile.length - 1;
       return card(c, top && mv && mv.d === c ? 'last' : '');
