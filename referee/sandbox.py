@@ -618,15 +618,15 @@ def _bwrap_args(
     path_var = env.get("PATH", os.defpath)
     named = needed(argv, workdir if policy.workdir else None, path_var)
     named += [os.path.abspath(p) for p in policy.readable if os.path.exists(p)]
-    readable = outermost([*named, *inferred(argv, workdir, path_var, policy.hidden)])
+    shows = [*named, *inferred(argv, workdir, path_var, policy.hidden)]
+    readable = outermost(shows)
     for path in readable:
         out += ["--ro-bind", path, path]
     # The engine's home stands for the user's: the user's folders it may read are there too,
     # so that a script's $HOME/.nvm or ~/.pyenv leads to them.
     home = user_home()
-    for path in readable:
-        if path != home and inside(path, home):
-            out += ["--symlink", path, HOME + path[len(home.rstrip("/")) :]]
+    for path in outermost(p for p in shows if p != home and inside(p, home)):
+        out += ["--symlink", path, HOME + path[len(home.rstrip("/")) :]]
     covered = to_hide(policy.hidden, readable)
     for path in covered:
         if os.path.isdir(path):
