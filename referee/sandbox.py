@@ -15,19 +15,27 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
   neither read the user's keys nor push input into the shell (``TIOCSTI``). The engine stays
   in the referee's session (no ``--new-session``), as ``referee.process`` explains: Linux
   schedules by session, and an engine in a session of its own answers a busy referee late;
-- a read-only view of only what its command needs (``referee.sandbox_view``): the system
-  directories, the interpreter and its libraries (a virtual environment, its base Python,
-  editable installs), the directories of the files named on its command line and its
-  working directory; the referee's own files there (the record, the store, the debug log,
-  the config, the stderr folder: ``Policy.hidden``) are covered up;
-- a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it.
+- a read-only view of only what its command needs and is known to start
+  (``referee.sandbox_view``): the system directories, the interpreter and its install (a
+  virtual environment, its base Python, editable installs; a version manager's root), the
+  directories of the files named on its command line (a file directly in ``/tmp`` by
+  itself) and its working directory, the installs of its ``PATH``, the paths its wrapper
+  script names; the referee's own files there (the record, the store, the debug log, the
+  config, the stderr folder: ``Policy.hidden``) and the Unix sockets are covered up. The
+  user's folders it reads are linked from its home too, so that ``$HOME/.nvm`` leads there.
+  When it fails for a path that exists but that it is not shown, `Jail.blocked_note` says
+  which, and the ``--read`` that shows it;
+- a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it, and a
+  ``/dev/shm`` of as many;
+- its stdin and stdout held by the engine alone (not by bwrap's own processes): one that
+  closes either is found out at once, as without the sandbox (`_command`).
 
 Limits (`Limits`): memory, processes and writable disk. Where the referee may create
 cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and
 one pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit``
 inside the sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes
 (which the kernel does not apply to root: `support` then says the process limit is not
-enforced). The disk limit is the size of the ``/tmp`` tmpfs.
+enforced). The disk limit is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s).
 
 Where bubblewrap cannot run (not installed, or user namespaces disabled), `support` says
 why; the referee then plays bare with one warning line (mode ``auto``), or refuses to start
@@ -625,8 +633,9 @@ def _bwrap_args(
     # The engine's home stands for the user's: the user's folders it may read are there too,
     # so that a script's $HOME/.nvm or ~/.pyenv leads to them.
     home = user_home()
-    for path in outermost(p for p in shows if p != home and inside(p, home)):
-        out += ["--symlink", path, HOME + path[len(home.rstrip("/")) :]]
+    mirrored = [p for p in shows if p != home and inside(p, home)] if home != "/" else []
+    for path in outermost(mirrored):
+        out += ["--symlink", path, os.path.join(HOME, os.path.relpath(path, home))]
     covered = to_hide(policy.hidden, readable)
     for path in covered:
         if os.path.isdir(path):

@@ -294,9 +294,9 @@ def _paths_in(script: str, home: str) -> list[str]:
         return []
     out = []
     for match in _HOME_PATH.finditer(text):
-        rest = match.group(1).rstrip(".-/")
+        rest = match.group(1).strip("/").rstrip(".-")
         if rest:
-            out.append(os.path.normpath(home + rest))
+            out.append(os.path.normpath(os.path.join(home, rest)))
     for match in _ABSOLUTE_PATH.finditer(text):
         path = os.path.normpath(match.group(1).rstrip(".-"))
         if not inside(path, "/tmp"):
@@ -393,11 +393,14 @@ def sockets(readable: Sequence[str]) -> list[str]:
         fields = line.split(None, 7)
         if len(fields) < 8 or not fields[7].startswith("/"):
             continue  # unnamed or abstract
-        path = fields[7].strip()
-        if any(inside(path, d) for d in readable):
-            with contextlib.suppress(OSError):
-                if stat.S_ISSOCK(os.lstat(path).st_mode):
-                    out.add(path)
+        listed = fields[7].strip()
+        # As the sandbox sees it: /var/run/x.sock may be /run/x.sock, /tmp/d a link.
+        path = os.path.join(os.path.realpath(os.path.dirname(listed)), os.path.basename(listed))
+        for name in {listed, path}:
+            if any(inside(name, d) for d in readable):
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(os.lstat(name).st_mode):
+                        out.add(name)
     return sorted(out)
 
 
@@ -438,7 +441,7 @@ def blocked(
     for raw in candidates:
         path = os.path.normpath(raw.rstrip(".-"))
         if inside(path, inner_home):  # the engine's $HOME stands for the user's
-            path = os.path.normpath(home + path[len(inner_home) :])
+            path = os.path.normpath(os.path.join(home, os.path.relpath(path, inner_home)))
         if not os.path.lexists(path) or any(inside(path, c) for c in covered):
             continue
         if visible(path, shown, covered) or any(path == p for p, _ in out):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import sandbox
+from referee import sandbox, sandbox_view
 from referee.process import EngineExited, EngineProcess
 from referee.sandbox import Limits, MiB, Policy, support
 
@@ -292,3 +293,60 @@ def test_a_closed_pipe_is_a_crash_at_once(tmp_path: Path, pipe: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)["engines"]}
     assert rows["Closer"]["faults"] == {"crash": 1}, rows["Closer"]
+
+
+# ------------------------------------------------------------------------------ kept out
+
+
+_CONNECT = """\
+import socket, sys
+client = socket.socket(socket.AF_UNIX)
+try:
+    client.connect(sys.argv[1])
+    print("connected", flush=True)
+except OSError as exc:
+    print("refused:", exc.strerror, flush=True)
+"""
+
+
+def test_a_socket_in_a_folder_it_reads_is_out_of_reach(tmp_path: Path) -> None:
+    """A Unix socket in the engine's working directory (an agent's, a server's): a
+    read-only view would not stop a ``connect()``, so the sandbox covers it up."""
+    listener = socket.socket(socket.AF_UNIX)
+    path = tmp_path / "agent.sock"
+    listener.bind(str(path))
+    listener.listen()
+    try:
+        process = EngineProcess.start(
+            [sys.executable, "-c", _CONNECT, str(path)], cwd=str(tmp_path), sandbox=Policy()
+        )
+        try:
+            said = process.read_line(30)
+        finally:
+            process.close()
+    finally:
+        listener.close()
+    assert said.startswith("refused"), said
+
+
+def test_what_a_wrapper_names_is_shown_but_never_a_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The paths a wrapper script names in the user's home are shown, with their installs;
+    the user's keys, the home itself and /etc are not, nor a folder of the referee's."""
+    home = tmp_path / "home"
+    for folder in (".runtimes/node/bin", ".runtimes/node/lib", ".ssh", "data", "out"):
+        (home / folder).mkdir(parents=True)
+    _script(home / ".runtimes" / "node" / "bin" / "node", "#!/bin/sh\n")
+    (home / ".ssh" / "id_ed25519").write_text("key\n")
+    (home / "data" / "bot.js").write_text("")
+    wrapper = _script(
+        tmp_path / "bot" / "run.sh",
+        "#!/bin/sh\ncat ~/.ssh/id_ed25519 /etc/shadow $HOME/out/x ~ >/dev/null\n"
+        'exec "$HOME/.runtimes/node/bin/node" ${HOME}/data/bot.js\n',
+    )
+    monkeypatch.setenv("HOME", str(home))
+    shown = sandbox_view.inferred(
+        [str(wrapper)], str(tmp_path / "bot"), SYSTEM_PATH, hidden=[str(home / "out")]
+    )
+    assert shown == [str(home / ".runtimes" / "node"), str(home / "data")]
