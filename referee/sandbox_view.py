@@ -90,7 +90,7 @@ def needed(argv: Sequence[str], workdir: str | None, path_var: str) -> list[str]
     program = argv[0]
     found = which(program, base, path_var)
     if found is not None:
-        dirs.update(_program_dirs(found, path_var))
+        dirs.update(_expand(_program_roots(found, path_var)))
         if os.path.realpath(found) == os.path.realpath(sys.executable):
             # The referee's own interpreter runs the built-in engines: their packages.
             for package in (engines, ginproto):
@@ -119,21 +119,21 @@ def inferred(
     directory, a private one (`_private`), the host's ``/tmp`` for an absolute path, or a
     path inside one of the referee's ``hidden`` ones."""
     home = user_home()
-    found: set[str] = set()
+    roots: set[str] = set()
     for entry in path_var.split(os.pathsep):
         if os.path.isabs(entry) and os.path.isdir(entry) and not inside(entry, "/tmp"):
-            found |= _install_dirs(install_root(os.path.normpath(entry)))
+            roots.add(install_root(os.path.normpath(entry)))
     for script in _scripts(argv, workdir, path_var):
         for path in _paths_in(script, home):
             if os.path.exists(path):
                 if os.path.isfile(path) and os.access(path, os.X_OK):
-                    found |= _program_dirs(path, path_var, depth=1)
+                    roots |= _program_roots(path, path_var, depth=1)
                 else:
-                    found |= _install_dirs(install_root(path))
+                    roots.add(install_root(path))
     hidden_abs = [os.path.abspath(h) for h in hidden]
     return outermost(
         d
-        for d in found
+        for d in _expand(roots)
         if d
         and os.path.exists(d)
         and not _system(d)
@@ -155,10 +155,9 @@ def user_home() -> str:
     return os.path.normpath(os.path.expanduser("~"))
 
 
-def _program_dirs(program: str, path_var: str, depth: int = 0) -> set[str]:
+def _program_roots(program: str, path_var: str, depth: int = 0) -> set[str]:
     """The installs of a program, along its chain of symbolic links, and of the
-    interpreter its ``#!`` line names; a virtual environment's base Python and its editable
-    installs; a version manager's versions."""
+    interpreter its ``#!`` line names (`_expand` adds what they bring)."""
     dirs: set[str] = set()
     chain = [os.path.abspath(program)]
     seen = 0
@@ -168,14 +167,14 @@ def _program_dirs(program: str, path_var: str, depth: int = 0) -> set[str]:
         chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]), target)))
     chain.append(os.path.realpath(program))
     for path in chain:
-        dirs |= _install_dirs(install_root(path))
+        dirs.add(install_root(path))
     if depth == 0:
         interpreter = _shebang(os.path.realpath(program))
         if interpreter:
             first = interpreter[0]
             if os.path.basename(first) == "env" and len(interpreter) > 1:
                 first = shutil.which(interpreter[1], path=path_var) or first
-            dirs |= _program_dirs(first, path_var, depth + 1)
+            dirs |= _program_roots(first, path_var, depth + 1)
     return dirs
 
 
@@ -208,6 +207,14 @@ def _is_install(folder: str) -> bool:
     if has("bin") and has("lib"):
         return True
     return (has("shims") or has("bin")) and (has("libexec") or has("versions") or has("installs"))
+
+
+def _expand(roots: Iterable[str]) -> set[str]:
+    """Installs with what each brings (`_install_dirs`)."""
+    out: set[str] = set()
+    for root in set(roots):
+        out |= _install_dirs(root)
+    return out
 
 
 def _install_dirs(root: str) -> set[str]:
