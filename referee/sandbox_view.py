@@ -421,7 +421,10 @@ _MISSING: Final = re.compile(
     r"No such file or directory|not found|can't open file|[Cc]annot open|Cannot find module"
     r"|Unable to access|ENOENT|does not exist"
 )
-_QUOTED_PROGRAM: Final = re.compile(r"env: '?([\w.+-]+)'?: No such file or directory")
+_PROGRAM: Final = re.compile(
+    r"env: '?([\w.+-]+)'?: No such file or directory|(?<![\w/.-])([\w.+-]+): (?:command )?not found"
+)
+"""A program named without its folder that was not found: env's words, and the shells'."""
 
 
 def blocked(
@@ -440,8 +443,8 @@ def blocked(
         return []
     home = user_home()
     candidates = [m.group(1) for m in _ABSOLUTE_PATH.finditer(text)]
-    for match in _QUOTED_PROGRAM.finditer(text):
-        program = shutil.which(match.group(1), path=path_var)
+    for match in _PROGRAM.finditer(text):
+        program = shutil.which(match.group(1) or match.group(2), path=path_var)
         if program is not None:
             candidates.append(program)
     out: list[tuple[str, str]] = []

@@ -228,17 +228,19 @@ def test_a_hidden_folder_is_named_with_the_option_that_shows_it(tmp_path: Path) 
 
 
 def test_only_a_path_the_sandbox_hides_is_blamed_on_it(tmp_path: Path) -> None:
-    """A path that does not exist on this machine, or one the engine can read, is never
-    blamed on the sandbox; nor is one of the referee's own files that it covers up."""
+    """Only a path that exists here but that the sandbox does not show is blamed on it (a
+    file, or a program found on the engine's PATH): never one that does not exist on this
+    machine, one the engine can read, or one of the referee's own files, covered on purpose."""
     (tmp_path / "bot").mkdir()
     (tmp_path / "bot" / "bot.py").write_text(_minimal_bot())
     (tmp_path / "bot" / "rec.gin").write_text("")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "w.txt").write_text("")
+    _script(tmp_path / "tools" / "mytool", "#!/bin/sh\n")  # on PATH, in the host's /tmp
     jail = sandbox.prepare(
         [sys.executable, "bot.py"],
         str(tmp_path / "bot"),
-        {"PATH": SYSTEM_PATH},
+        {"PATH": f"{tmp_path / 'tools'}:{SYSTEM_PATH}"},
         Policy(hidden=(str(tmp_path / "bot" / "rec.gin"),)),
     )
     assert jail is not None
@@ -251,6 +253,11 @@ def test_only_a_path_the_sandbox_hides_is_blamed_on_it(tmp_path: Path) -> None:
         assert note(tmp_path / "bot" / "rec.gin") == ""  # the referee's record, covered on purpose
         assert jail.blocked_note(f"{tmp_path / 'data' / 'w.txt'}: Permission denied") == ""
         assert f"--read {tmp_path / 'data'} " in note(tmp_path / "data" / "w.txt")
+        # A program its wrapper runs by name, found on its PATH in a folder it does not see.
+        shell_said = jail.blocked_note("sh: 1: exec: mytool: not found")
+        assert f"the sandbox hides {tmp_path / 'tools' / 'mytool'}: " in shell_said
+        assert f"--read {tmp_path / 'tools'} " in shell_said
+        assert jail.blocked_note("sh: 1: exec: nosuchtool: not found") == ""
     finally:
         jail.release()
 
