@@ -290,9 +290,11 @@ def _with_stderr(exc: EngineError, process: EngineProcess) -> str:
     """The error, with the end of the engine's standard error once it has all arrived."""
     process.close(grace=0.0)
     tail = process.stderr_tail.strip()
-    if not tail or "stderr ends:" in str(exc):
-        return str(exc)
-    return f"{exc}; its stderr ends: {' | '.join(tail.splitlines()[-3:])[-300:]!r}"
+    note = process.sandbox_note()  # the sandbox hid a path it needs, and how to show it
+    text = str(exc) if note in str(exc) else f"{exc}{note}"
+    if not tail or "stderr ends:" in text:
+        return text
+    return f"{text}; its stderr ends: {' | '.join(tail.splitlines()[-3:])[-300:]!r}"
 
 
 def _parse(line: str) -> proto.EngineMessage | None:

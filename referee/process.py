@@ -587,7 +587,13 @@ class EngineProcess:
         limit = self._jail.limit_hit(self.stderr_tail) if self._jail is not None else None
         if limit is not None:
             message = f"{limit}: {message}"
-        return EngineExited(message, name=self.name, returncode=code)
+        return EngineExited(message + self.sandbox_note(), name=self.name, returncode=code)
+
+    def sandbox_note(self) -> str:
+        """When the sandbox is why the engine failed (its stderr says it could not find a
+        path that exists here but that the sandbox hides): ``"; the sandbox hides PATH: ...
+        add --read ..."``; else ``""``."""
+        return self._jail.blocked_note(self.stderr_tail) if self._jail is not None else ""
 
     def _context(self, what: str) -> str:
         message = f"engine {self.name!r} (pid {self.pid}) {what}"

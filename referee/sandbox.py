@@ -15,19 +15,27 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
   neither read the user's keys nor push input into the shell (``TIOCSTI``). The engine stays
   in the referee's session (no ``--new-session``), as ``referee.process`` explains: Linux
   schedules by session, and an engine in a session of its own answers a busy referee late;
-- a read-only view of only what its command needs (``referee.sandbox_view``): the system
-  directories, the interpreter and its libraries (a virtual environment, its base Python,
-  editable installs), the directories of the files named on its command line and its
-  working directory; the referee's own files there (the record, the store, the debug log,
-  the config, the stderr folder: ``Policy.hidden``) are covered up;
-- a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it.
+- a read-only view of only what its command needs and is known to start
+  (``referee.sandbox_view``): the system directories, the interpreter and its install (a
+  virtual environment, its base Python, editable installs; a version manager's root), the
+  directories of the files named on its command line (a file directly in ``/tmp`` by
+  itself) and its working directory, the installs of its ``PATH``, the paths its wrapper
+  script names; the referee's own files there (the record, the store, the debug log, the
+  config, the stderr folder: ``Policy.hidden``) and the Unix sockets are covered up. The
+  user's folders it reads are linked from its home too, so that ``$HOME/.nvm`` leads there.
+  When it fails for a path that exists but that it is not shown, `Jail.blocked_note` says
+  which, and the ``--read`` that shows it;
+- a private, writable ``/tmp`` of ``disk`` bytes, with ``HOME=/tmp/home`` inside it, and a
+  ``/dev/shm`` of as many;
+- its stdin and stdout held by the engine alone (not by bwrap's own processes): one that
+  closes either is found out at once, as without the sandbox (`_command`).
 
 Limits (`Limits`): memory, processes and writable disk. Where the referee may create
 cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and
 one pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit``
 inside the sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes
 (which the kernel does not apply to root: `support` then says the process limit is not
-enforced). The disk limit is the size of the ``/tmp`` tmpfs.
+enforced). The disk limit is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s).
 
 Where bubblewrap cannot run (not installed, or user namespaces disabled), `support` says
 why; the referee then plays bare with one warning line (mode ``auto``), or refuses to start
@@ -41,9 +49,11 @@ import dataclasses
 import errno
 import functools
 import itertools
+import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -55,7 +65,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from referee.sandbox_view import SYSTEM_DIRS, needed, to_hide, which
+from referee.sandbox_view import (
+    SYSTEM_DIRS,
+    blocked,
+    inferred,
+    inside,
+    needed,
+    outermost,
+    sockets,
+    to_hide,
+    user_home,
+    which,
+)
 
 __all__ = [
     "Jail",
@@ -327,12 +348,24 @@ def _remove_stale(base: Path) -> None:
 _counter = itertools.count(1)
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one engine's sandbox shows (``shown``: read-only, or its own) and covers up
+    inside that (``covered``), with the ``PATH`` it runs with: what `Jail.blocked_note`
+    judges its errors by."""
+
+    shown: tuple[str, ...]
+    covered: tuple[str, ...]
+    path_var: str
+
+
 class Jail:
     """One engine process's sandbox: the command to start, and its cgroups.
 
     ``command`` and ``pass_fds`` go to ``Popen``; `started` is called once it has started,
-    `limit_hit` after it died (which limit, if any, killed it), and `release` after it was
-    reaped (it kills whatever is left in its cgroups and removes them).
+    `limit_hit` after it died (which limit, if any, killed it), `blocked_note` (which path the
+    sandbox kept from it, if any), and `release` after it was reaped (it kills whatever is
+    left in its cgroups and removes them).
     """
 
     def __init__(
@@ -342,12 +375,14 @@ class Jail:
         info_fd: int,
         limits: Limits,
         cgroups: dict[str, Path],
+        view: View | None = None,
     ) -> None:
         self.command = command
         self.pass_fds = pass_fds
         self.info_fd = info_fd
         self.limits = limits
         self.cgroups = cgroups
+        self.view = view
 
     def started(self) -> None:
         """The process has started: close our end of the arguments pipe."""
@@ -380,6 +415,24 @@ class Jail:
         if pids is None and re.search(r"Resource temporarily unavailable|EAGAIN", tail):
             return self.limits.describe("processes")
         return None
+
+    def blocked_note(self, stderr_tail: str) -> str:
+        """When the engine's last words say it could not find a path that exists here but
+        that its sandbox hides: ``"; the sandbox hides PATH: ..."``, with the option that
+        shows it. Else ``""``."""
+        if self.view is None:
+            return ""
+        view = self.view
+        found = blocked(stderr_tail[-2000:], view.shown, view.covered, HOME, view.path_var)
+        if not found:
+            return ""
+        shows = list(dict.fromkeys(show for _, show in found))
+        options = " ".join(f"--read {shlex.quote(show)}" for show in shows)
+        config = ", ".join(json.dumps(show) for show in shows)
+        return (
+            f"; the sandbox hides {', '.join(path for path, _ in found)}: to let the engine"
+            f" read it, add {options} (in a tournament config: read = [{config}])"
+        )
 
     def release(self) -> None:
         """After bwrap was killed: wait for the namespace's first process to end (the kernel
@@ -458,14 +511,14 @@ def prepare(
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
     if os.path.isdir(program) or not os.access(program, os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), argv[0])
-    args = _bwrap_args(argv, workdir, env, policy, found)
+    args, view = _bwrap_args(argv, workdir, env, policy, found)
     cgroups = _make_cgroups(found, policy.limits)
     try:
         command, fds, info = _command(found.bwrap, args, cgroups)
     except BaseException:
         Jail([], (), -1, policy.limits, cgroups).release()
         raise
-    return Jail(command, fds, info, policy.limits, cgroups)
+    return Jail(command, fds, info, policy.limits, cgroups, view)
 
 
 def _make_cgroups(found: Support, limits: Limits) -> dict[str, Path]:
@@ -499,15 +552,21 @@ def _command(
     ours of its info pipe. bwrap reads its arguments from a pipe (``--args``), so that its
     command line, which its first process keeps where the engine can read it, holds no path
     of the referee's (only the engine's own command follows); it writes the pid of that first
-    process to the info pipe."""
+    process to the info pipe.
+
+    The engine's stdin and stdout reach it past bwrap: a shell moves them to two spare
+    descriptors and gives bwrap ``/dev/null`` instead; bwrap's own two processes close every
+    descriptor but their standard ones, and a shell inside moves the two back for the engine.
+    So the engine alone holds its pipes, and one that closes its stdout (or stdin) is seen to
+    at once, as without the sandbox, not only when its move's time is out."""
     split = args.index("--")
-    options, inner = ["--info-fd", "", *args[:split]], args[split:]
+    options = ["--info-fd", "", *args[:split]]
     info_read, info_write = os.pipe()
     os.set_blocking(info_read, False)
     options[1] = str(info_write)
     data = "".join(a + "\0" for a in options).encode()
     fds: tuple[int, ...] = (info_write,)
-    command = [bwrap, *options, *inner]
+    read = -1
     if len(data) <= _ARGS_PIPE_MAX:
         read, write = os.pipe()
         try:
@@ -515,54 +574,88 @@ def _command(
         finally:
             os.close(write)
         fds += (read,)
-        command = [bwrap, "--args", str(read), *inner]
-    if cgroups:
-        # The shell joins the cgroups, then becomes bwrap: everything it starts is inside.
-        joins = " && ".join(f'echo $$ > "${i + 1}"' for i in range(len(cgroups)))
-        script = f'{joins} && shift {len(cgroups)} && exec "$@"'
-        procs = [str(path / "cgroup.procs") for path in cgroups.values()]
-        command = ["/bin/sh", "-c", script, "sh", *procs, *command]
-    return command, fds, info_read
+    # Two spare descriptors below 10 (what a shell's redirections can name).
+    stdin_fd, stdout_fd = [fd for fd in range(3, 10) if fd not in fds][:2]
+    inner = [
+        "--",
+        "/bin/sh",
+        "-c",
+        f'exec 0<&{stdin_fd} 1>&{stdout_fd} {stdin_fd}<&- {stdout_fd}>&- && exec "$@"',
+        "sh",
+        *args[split + 1 :],
+    ]
+    command = [bwrap, "--args", str(read), *inner] if read >= 0 else [bwrap, *options, *inner]
+    # The shell joins the cgroups, then becomes bwrap: everything it starts is inside.
+    joins = "".join(f'echo $$ > "${i + 1}" && ' for i in range(len(cgroups)))
+    shift = f"shift {len(cgroups)} && " if cgroups else ""
+    moves = f"exec {stdin_fd}<&0 {stdout_fd}>&1 </dev/null >/dev/null && "
+    script = f'{joins}{moves}{shift}exec "$@"'
+    procs = [str(path / "cgroup.procs") for path in cgroups.values()]
+    return ["/bin/sh", "-c", script, "sh", *procs, *command], fds, info_read
 
 
 def _bwrap_args(
     argv: Sequence[str], workdir: str, env: Mapping[str, str], policy: Policy, found: Support
-) -> list[str]:
+) -> tuple[list[str], View]:
     limits = policy.limits
     out = [*_NAMESPACES, *_SESSION]
     if not policy.network:
         out.append("--unshare-net")
+    shown: list[str] = ["/proc", "/dev"]  # the sandbox's own (its /tmp shows only what is bound)
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             out += ["--symlink", os.readlink(path), path]
+            shown.append(path)
         elif os.path.isdir(path):
             out += ["--ro-bind", path, path]
+            shown.append(path)
     etc = [f"/etc/{name}" for name in _ETC]
     for pattern in _ETC_GLOBS:
         etc += [str(p) for p in sorted(Path("/etc").glob(pattern))]
     for path in etc:
         if os.path.lexists(path):
             out += ["--ro-bind-try", path, path]
+            shown.append(path)
     out += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
     out += ["--ro-bind", "/dev/null", "/dev/tty"]  # the referee's terminal, out of reach
+    # Shared memory is written to as /tmp is: a tmpfs of the disk limit too (bwrap's /dev
+    # would let it grow up to the memory limit).
+    out += ["--size", str(limits.disk), "--tmpfs", "/dev/shm"]
     # The private /tmp first: a directory the engine reads may lie below /tmp.
     out += ["--size", str(limits.disk), "--tmpfs", "/tmp", "--dir", HOME]
     path_var = env.get("PATH", os.defpath)
-    readable = needed(argv, workdir if policy.workdir else None, path_var)
-    readable += [os.path.abspath(p) for p in policy.readable if os.path.exists(p)]
+    named = needed(argv, workdir if policy.workdir else None, path_var)
+    named += [os.path.abspath(p) for p in policy.readable if os.path.exists(p)]
+    shows = [*named, *inferred(argv, workdir, path_var, policy.hidden)]
+    readable = outermost(shows)
     for path in readable:
         out += ["--ro-bind", path, path]
-    for path in to_hide(policy.hidden, readable):
+    # The engine's home stands for the user's: the user's folders it may read are there too,
+    # so that a script's $HOME/.nvm or ~/.pyenv leads to them.
+    home = user_home()
+    mirrored = [p for p in shows if p != home and inside(p, home)] if home != "/" else []
+    for path in outermost(mirrored):
+        out += ["--symlink", path, os.path.join(HOME, os.path.relpath(path, home))]
+    covered = to_hide(policy.hidden, readable)
+    for path in covered:
         if os.path.isdir(path):
             out += ["--tmpfs", path, "--remount-ro", path]
         else:
             out += ["--ro-bind", "/dev/null", path]
+    bare_sockets = [p for p in sockets(readable) if not any(inside(p, c) for c in covered)]
+    for path in bare_sockets:
+        out += ["--ro-bind", "/dev/null", path]
     out += ["--setenv", "HOME", HOME, "--setenv", "TMPDIR", "/tmp"]
     out += ["--chdir", workdir if policy.workdir else HOME]
     inner = list(argv)
     if not found.cgroups.keys() >= {"memory", "pids"}:
         inner = _prlimit(inner, limits, found)
-    return [*out, "--", *inner]
+    view = View(
+        tuple([*shown, *readable]),
+        tuple([*covered, *bare_sockets, *(os.path.abspath(h) for h in policy.hidden)]),
+        path_var,
+    )
+    return [*out, "--", *inner], view
 
 
 def _prlimit(argv: list[str], limits: Limits, found: Support) -> list[str]:
