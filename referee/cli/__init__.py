@@ -10,6 +10,8 @@ usable without click.
 from __future__ import annotations
 
 import logging
+import sys
+from typing import NoReturn
 
 import click
 
@@ -40,4 +42,25 @@ for command in (match, replay, check, tournament, play, stats):
 
 
 def main() -> None:
-    cli(prog_name="ginref")
+    """Run ``ginref`` as click's standalone mode would, but for Ctrl-C: wherever it comes (a
+    command that has its own answer, such as ``match``'s standings, exits 130 itself), it
+    ends the run with exit 130 and one line, never click's ``Aborted!`` and exit 1."""
+    try:
+        code = cli.main(prog_name="ginref", standalone_mode=False)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # one that came after the command
+        click.echo(file=sys.stderr)
+        _interrupted()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupted() -> NoReturn:
+    click.echo("Interrupted.", err=True)
+    sys.exit(130)
