@@ -209,6 +209,9 @@ def tournament(
 
         ginref tournament --verify cup-results
     """
+    for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
+        if folder is not None and not folder.strip():
+            raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
     if verify is not None:
         if config is not None or resume is not None:
             raise click.UsageError(
