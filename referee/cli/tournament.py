@@ -202,6 +202,7 @@ def tournament(
 
     Options given on the command line override the file. The first Ctrl-C lets the games in
     progress finish; a second one stops at once (those games are played again on resume).
+    Either way the standings of the games stored are printed, and the exit code is 130.
 
     --verify DIR re-runs every stored game's record through the rules and checks that the
     store's result is the one it gives (a resume checks the same, and refuses a store that
