@@ -508,7 +508,7 @@ def deferred_interrupts() -> Iterator[None]:
     finally:
         for which, handler in previous.items():
             signal.signal(which, handler)
-        for signum in dict.fromkeys(held):
+        for signum in held:  # each one: a second Ctrl-C may mean more than the first
             signal.raise_signal(signum)
 
 

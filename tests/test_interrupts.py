@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from ginproto.record import read_games
 from referee.cli import cli
+from referee.match import deferred_interrupts
 from referee.store import RECORDS_NAME, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,12 +139,12 @@ def assert_clean_exit(
     process: subprocess.Popen[str], out: str, err: str, marker: str
 ) -> None:
     """Exit 130, no traceback nor click's abort, and nothing left running: no engine of the
-    test, no worker of the referee's process group (engines die within moments of the
-    referee at the latest, so their absence is waited for)."""
+    test, no worker of the referee's process group (a process ends a moment after it is
+    told to, so their absence is waited for, briefly)."""
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and "Aborted" not in err, err
     wait_for(lambda: not marked(marker), "the engines to end", timeout=5)
-    assert in_group(process.pid) == []
+    wait_for(lambda: not in_group(process.pid), "the referee's workers to end", timeout=5)
 
 
 def record_games(path: Path) -> int:
@@ -170,6 +171,30 @@ def tournament_config(folder: Path, marker: str, **keys: object) -> Path:
     path = folder / "cup.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def test_a_ctrl_c_while_a_game_is_recorded_waits_for_the_record_to_be_whole() -> None:
+    steps: list[str] = []
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), deferred_interrupts():
+        signal.raise_signal(signal.SIGINT)
+        steps += ["recorded", "counted"]
+    assert steps == ["recorded", "counted"]
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_every_held_interrupt_is_delivered_in_turn() -> None:
+    """As a tournament needs: the first Ctrl-C asks to stop, the second to stop at once."""
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with deferred_interrupts():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            assert seen == []
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [signal.SIGINT, signal.SIGINT]
 
 
 def test_the_ginref_script_is_the_entry_point_the_tests_run() -> None:
