@@ -696,7 +696,8 @@ def test_store_errors_are_not_tracebacks(tmp_path: Path) -> None:
     path = write_config(tmp_path)
     (tmp_path / "out").write_text("a file where the directory should be")
     result = CliRunner().invoke(cli, ["tournament", str(path)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # the config's output: refused as it is read
+    assert "out is a file, not a folder" in result.output
     assert "Traceback" not in result.output
     assert isinstance(StoreError("x"), Exception)
 
