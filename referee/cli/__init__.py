@@ -10,8 +10,6 @@ usable without click.
 from __future__ import annotations
 
 import logging
-import sys
-from typing import NoReturn
 
 import click
 
@@ -47,20 +45,14 @@ def main() -> None:
     ends the run with exit 130 and one line, never click's ``Aborted!`` and exit 1."""
     try:
         code = cli.main(prog_name="ginref", standalone_mode=False)
-    except click.exceptions.Abort as exc:
-        if isinstance(exc.__cause__, KeyboardInterrupt):
-            _interrupted()
-        click.echo("Aborted!", err=True)
-        sys.exit(1)
+    except click.exceptions.Abort as exc:  # Ctrl-C (click wrote a line break), or end of input
+        interrupted = isinstance(exc.__cause__, KeyboardInterrupt)
+        click.echo("Interrupted." if interrupted else "Aborted!", err=True)
+        raise SystemExit(130 if interrupted else 1) from None
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        raise SystemExit(exc.exit_code) from None
     except KeyboardInterrupt:  # one that came after the command
-        click.echo(file=sys.stderr)
-        _interrupted()
-    sys.exit(code if isinstance(code, int) else 0)
-
-
-def _interrupted() -> NoReturn:
-    click.echo("Interrupted.", err=True)
-    sys.exit(130)
+        click.echo("\nInterrupted.", err=True)
+        raise SystemExit(130) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
