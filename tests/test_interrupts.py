@@ -10,6 +10,7 @@ any is left; whatever a test started is killed when it ends, pass or fail.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -39,6 +40,14 @@ FAST = ["--rule", "target=1", "--tc", "inf", "--no-sandbox"]  # a game is one ha
 SLOW_HANDSHAKE = "import time\ntime.sleep(60)  # never answers gin\n"
 
 Start = Callable[..., subprocess.Popen[str]]
+
+
+def _child_setup() -> None:
+    """In the started process, before ginref runs: Ctrl-C as a terminal gives it (a test run
+    in the background inherits SIGINT ignored), and death with the test run if it dies."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -108,7 +117,7 @@ def start(tmp_path: Path, marker: str) -> Iterator[Start]:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         process = subprocess.Popen(
             [*GINREF, *args], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, cwd=tmp_path, env=env, start_new_session=True,
+            text=True, cwd=tmp_path, env=env, start_new_session=True, preexec_fn=_child_setup,
         )
         started.append(process)
         return process
