@@ -36,7 +36,7 @@ from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, printable
 from referee.clock import DEFAULT_MARGIN, TimeControl
 from referee.engine import EnginePlayer, EngineSpec
-from referee.preflight import option_problem
+from referee.preflight import builtin_hint, option_problem
 from referee.process import EngineError, EngineProcess, EngineTimeout
 
 log = logging.getLogger(__name__)
@@ -328,7 +328,7 @@ def _check_handshake(s: _Session) -> str:
         )
     except EngineError as exc:
         s.broken = "the engine cannot be started"
-        raise _Fail(f"cannot start: {exc}") from None
+        raise _Fail(f"cannot start: {exc}{builtin_hint(s.spec)}") from None
     problems: list[str] = []
     try:
         try:
@@ -657,13 +657,16 @@ def run_checks(
     startup_timeout: float = 10.0,
     quit_grace: float = 1.0,
     time_margin: float = DEFAULT_MARGIN,
+    on_result: Callable[[CheckResult], None] | None = None,
 ) -> list[CheckResult]:
     """Run the whole battery against the engine ``spec`` and return one result per check.
 
     ``move_timeout`` is the limit for each decision, ``startup_timeout`` for the handshake
     and every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit``,
-    ``time_margin`` the grace on each decision's limit, as in a match.
-    Engine faults are results, never exceptions; the engine is always stopped at the end.
+    ``time_margin`` the grace on each decision's limit, as in a match. ``on_result`` is
+    called with each result as soon as its check is done.
+    Engine faults are results, never exceptions; the engine is always stopped at the end
+    (after a Ctrl-C too).
     """
     session = _Session(spec, move_timeout, startup_timeout, quit_grace, time_margin)
     results = []
@@ -672,6 +675,8 @@ def run_checks(
             session.lines = []
             if session.broken is not None:
                 results.append(CheckResult(name, False, f"not run: {session.broken}"))
+                if on_result is not None:
+                    on_result(results[-1])
                 continue
             try:
                 note = check(session)
@@ -687,6 +692,8 @@ def run_checks(
                 session.restart()
             log.info("check %s: %s %s", name, "pass" if ok else "FAIL", detail)
             results.append(CheckResult(name, ok, detail, tuple(session.lines)))
+            if on_result is not None:
+                on_result(results[-1])
     finally:
         session.close()
     return results

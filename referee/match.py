@@ -477,6 +477,41 @@ class MatchResult:
     stopped_early: bool
 
 
+class MatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``run_match``: ``result`` holds the games finished before it (each one
+    recorded whole); the games in progress are dropped, and none of them is recorded."""
+
+    def __init__(self, result: MatchResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back for the length of the block, then deliver them to the
+    handlers they would have met: a game is recorded and counted together, or not at all.
+    Only the main thread receives signals; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    for which in (signal.SIGINT, signal.SIGTERM):
+        if callable(signal.getsignal(which)):  # Python handlers; default actions stay as they are
+            previous[which] = signal.signal(which, hold)
+    try:
+        yield
+    finally:
+        for which, handler in previous.items():
+            signal.signal(which, handler)
+        for signum in held:  # each one: a second Ctrl-C may mean more than the first
+            signal.raise_signal(signum)
+
+
 def sprt_json(sprt: SPRT | None) -> dict[str, Any] | None:
     """The SPRT's state as ``--json`` gives it: its log-likelihood ratio, bounds and verdict."""
     if sprt is None:
@@ -568,29 +603,34 @@ def run_match(
         )
 
     played = 0
-    for done in runner(jobs, seats, config.concurrency, decided.is_set):
-        played += 1
-        if config.record:
-            record = record_from_log(
-                done.log,
-                done.engines,
-                event=config.event,
-                date=today,
-                extra=[("Game", str(done.job.index + 1))],
-            )
-            try:
-                append_game(config.record, record)
-            except OSError as exc:
-                raise _named(exc, config.record) from None
-        summary = summarize(done.job.lineup, done.job.key, done.log)
-        standings.add(summary)
-        if sprt is not None and len(names) == 2:
-            score = 0.5 if summary.winner is None else (1.0 if summary.winner == 0 else 0.0)
-            sprt.update(
-                wins=int(score == 1.0), losses=int(score == 0.0), draws=int(score == 0.5)
-            )
-            if sprt.state != "continue":
-                decided.set()
-        if on_game is not None:
-            on_game(done, standings)
+    try:
+        for done in runner(jobs, seats, config.concurrency, decided.is_set):
+            # A Ctrl-C waits for the game to be recorded, counted and reported.
+            with deferred_interrupts():
+                if config.record:
+                    record = record_from_log(
+                        done.log,
+                        done.engines,
+                        event=config.event,
+                        date=today,
+                        extra=[("Game", str(done.job.index + 1))],
+                    )
+                    try:
+                        append_game(config.record, record)
+                    except OSError as exc:
+                        raise _named(exc, config.record) from None
+                summary = summarize(done.job.lineup, done.job.key, done.log)
+                standings.add(summary)
+                played += 1
+                if sprt is not None and len(names) == 2:
+                    score = 0.5 if summary.winner is None else (1.0 if summary.winner == 0 else 0.0)
+                    sprt.update(
+                        wins=int(score == 1.0), losses=int(score == 0.0), draws=int(score == 0.5)
+                    )
+                    if sprt.state != "continue":
+                        decided.set()
+                if on_game is not None:
+                    on_game(done, standings)
+    except KeyboardInterrupt:
+        raise MatchInterrupted(MatchResult(standings, played, sprt, True)) from None
     return MatchResult(standings, played, sprt, played < len(jobs))

@@ -28,7 +28,7 @@ from referee.engine import EngineId, EnginePlayer, EngineSpec
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EngineNotReady", "option_problem", "preflight", "ready"]
+__all__ = ["EngineNotReady", "builtin_hint", "option_problem", "preflight", "ready"]
 
 _TAIL_LINES = 3
 _TAIL_CHARS = 300
@@ -64,7 +64,7 @@ def ready(player: EnginePlayer) -> None:
         player.close()
         raise EngineNotReady(
             f"engine {label!r} cannot be used: {fault.detail}{_stderr(player, fault.detail)}"
-            f"{_builtin_hint(player.spec)}"
+            f"{builtin_hint(player.spec)}"
         ) from None
     for name, value in player.spec.options:
         problem = option_problem(name, value, player.id.options)
@@ -97,7 +97,7 @@ def _what(spec: EngineSpec) -> str:
     return shlex.join(spec.argv)
 
 
-def _builtin_hint(spec: EngineSpec) -> str:
+def builtin_hint(spec: EngineSpec) -> str:
     """For a one-word command that is not a program: the built-in engines, the closest first."""
     program = spec.argv[0]
     if len(spec.argv) > 1 or os.sep in program or shutil.which(program) is not None:

@@ -53,7 +53,7 @@ from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duratio
 from referee.dask_address import parse_address
 from referee.engine import EngineSpec
 from referee.jobs import GameJob
-from referee.match import Played, Schedule, Seats, run_jobs, schedule
+from referee.match import Played, Schedule, Seats, deferred_interrupts, run_jobs, schedule
 from referee.report import (
     GameSummary,
     Standings,
@@ -81,6 +81,9 @@ log = logging.getLogger(__name__)
 
 FORMATS: Final = ("round-robin", "gauntlet")
 DEFAULT_EVENT: Final = "ginref tournament"
+MAX_GAMES: Final = 100_000
+"""The most games a tournament may schedule in all. Its store lists every game from the start,
+so a count beyond any run would only keep the referee writing the list while the disk fills."""
 
 
 class ConfigError(ValueError):
@@ -399,7 +402,7 @@ def build_config(
             if key == "rules":
                 merged["rules"] = {**merged.get("rules", {}), **value}
             elif key == "output":
-                merged["output"] = os.path.abspath(value)
+                merged["output"] = os.path.abspath(value) if value.strip() else value
             else:
                 merged[key] = value
 
@@ -433,6 +436,11 @@ def build_config(
     seed = merged.get("seed")
     if isinstance(seed, int) and seed < 0:
         raise ConfigError(f"{where}seed must not be negative")
+    if isinstance(seed, str) and not seed.strip():
+        raise ConfigError(
+            f"{where}seed must not be empty: an empty seed deals the same cards every time;"
+            " leave it out for a random one"
+        )
     if isinstance(seed, str) and seed.isdigit():
         seed = int(seed)
     tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
@@ -443,7 +451,13 @@ def build_config(
         raise ConfigError(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
     output = merged.get("output")
     if output is not None:
+        if not output.strip():
+            raise ConfigError(f"{where}output must name a folder for the results, not be empty")
         output = str(base / output)
+        if os.path.lexists(output) and not os.path.isdir(output):
+            raise ConfigError(
+                f"{where}output {output} is a file, not a folder: name a folder for the results"
+            )
     dask = merged.get("dask")
     if dask is not None:
         try:
@@ -465,6 +479,13 @@ def build_config(
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
             f" ([[engines]] tables), not {len(engines)}"
+        )
+    groups = len(pairings(fmt, len(engines), rules.players))
+    if games * groups > MAX_GAMES:
+        raise ConfigError(
+            f"{where}games = {games} per pairing, over {groups} pairing"
+            f"{'' if groups == 1 else 's'}, makes {games * groups} games: a tournament holds"
+            f" at most {MAX_GAMES}, since its store lists every game from the start"
         )
     return TournamentConfig(
         engines=engines,
@@ -977,11 +998,12 @@ def run_tournament(
     backend = backend or LocalBackend(JobContext.of(config), config.concurrency)
     played = 0
     for result in backend.run(jobs, stop):
-        store.commit(result)
-        file.add(result.game, result.record)
-        played += 1
-        if on_game is not None:
-            on_game(pending.pop(result.game), result)
+        with deferred_interrupts():  # a Ctrl-C waits for the game to be stored and recorded
+            store.commit(result)
+            file.add(result.game, result.record)
+            played += 1
+            if on_game is not None:
+                on_game(pending.pop(result.game), result)
     return played
 
 
@@ -1160,6 +1182,7 @@ class TournamentStandings:
 
 __all__ = [
     "FORMATS",
+    "MAX_GAMES",
     "Backend",
     "ConfigError",
     "EngineEntry",

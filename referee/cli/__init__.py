@@ -40,4 +40,19 @@ for command in (match, replay, check, tournament, play, stats):
 
 
 def main() -> None:
-    cli(prog_name="ginref")
+    """Run ``ginref`` as click's standalone mode would, but for Ctrl-C: wherever it comes (a
+    command that has its own answer, such as ``match``'s standings, exits 130 itself), it
+    ends the run with exit 130 and one line, never click's ``Aborted!`` and exit 1."""
+    try:
+        code = cli.main(prog_name="ginref", standalone_mode=False)
+    except click.exceptions.Abort as exc:  # Ctrl-C (click wrote a line break), or end of input
+        interrupted = isinstance(exc.__cause__, KeyboardInterrupt)
+        click.echo("Interrupted." if interrupted else "Aborted!", err=True)
+        raise SystemExit(130 if interrupted else 1) from None
+    except click.ClickException as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:  # one that came after the command
+        click.echo("\nInterrupted.", err=True)
+        raise SystemExit(130) from None
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from referee.check import run_checks
+from referee.check import CHECKS, CheckResult, run_checks
 from referee.cli.options import (
     announce_sandbox,
     engine_limits,
@@ -68,26 +68,36 @@ def check(
     mode = sandbox_mode(sandbox, no_sandbox)
     announce_sandbox(mode)
     (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network, readable=readable)
-    results = run_checks(
-        spec,
-        move_timeout=move_timeout,
-        startup_timeout=startup_timeout,
-        time_margin=time_margin,
-    )
-    for result in results:
+    results: list[CheckResult] = []
+
+    def show(result: CheckResult) -> None:
+        results.append(result)
         if result.ok:
             note = f" ({result.detail})" if result.detail else ""
             click.echo(f"PASS {result.name}{note}")
-            continue
+            return
         click.echo(f"FAIL {result.name}: {result.detail}")
         if verbose:
             for line in result.lines:
                 click.echo(f"    {line}")
+
+    try:
+        run_checks(
+            spec,
+            move_timeout=move_timeout,
+            startup_timeout=startup_timeout,
+            time_margin=time_margin,
+            on_result=show,
+        )
+    except KeyboardInterrupt:  # the checks done so far are shown; the engine is stopped
+        failed = sum(1 for r in results if not r.ok)
+        tally = f": {len(results) - failed} passed, {failed} failed" if results else ""
+        click.echo(f"interrupted after {len(results)} of {len(CHECKS)} checks{tally}")
+        raise click.exceptions.Exit(130) from None
     failed = sum(1 for r in results if not r.ok)
     click.echo(
         f"{len(results) - failed} of {len(results)} checks passed" if failed
-        else f"all {len(results)} checks passed",
-        err=True,
+        else f"all {len(results)} checks passed"
     )
     if failed:
         raise SystemExit(1)

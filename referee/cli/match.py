@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -36,6 +36,8 @@ from referee.engine import EngineSpec
 from referee.match import (
     JobRunner,
     MatchConfig,
+    MatchInterrupted,
+    MatchResult,
     Played,
     engine_names,
     match_json,
@@ -53,6 +55,28 @@ if TYPE_CHECKING:
 
 
 VARIANTS = [v.value for v in Variant]
+
+
+class SprtNumber(click.ParamType[float]):
+    """One of the four numbers of ``--sprt``. Given fewer, click takes the next option as one
+    (``--sprt 0 10 --games 5``), so the message says what the four are."""
+
+    name = "number"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return float(value)
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a number: --sprt takes four numbers, ELO0 ELO1 ALPHA BETA"
+                " (such as --sprt 0 10 0.05 0.05)",
+                param,
+                ctx,
+            )
 
 
 @click.command()
@@ -108,7 +132,7 @@ VARIANTS = [v.value for v in Variant]
 @click.option(
     "--sprt",
     nargs=4,
-    type=float,
+    type=SprtNumber(),
     metavar="ELO0 ELO1 ALPHA BETA",
     help="Stop early when the SPRT decides (two engines).",
 )
@@ -217,6 +241,9 @@ def match(
         except click.ClickException:
             remove_if_empty(new_files)
             raise
+        except KeyboardInterrupt:
+            remove_if_empty(new_files)
+            _interrupted(None, games, record, as_json)
         runner = cluster.run_jobs
         where = f", on {cluster.describe()}"
     config = MatchConfig(
@@ -239,6 +266,9 @@ def match(
     except EngineNotReady as exc:
         remove_if_empty(new_files)
         raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:  # while the engines start
+        remove_if_empty(new_files)
+        _interrupted(None, games, record, as_json)
     if not quiet:
         click.echo(
             f"Match: {' vs '.join(display)}, {rules.variant}, {games} games"
@@ -267,9 +297,16 @@ def match(
 
     try:
         result = run_match(config, display, on_game, runner)
-    except KeyboardInterrupt:
+    except MatchInterrupted as exc:
         progress.close()
-        _interrupted(finished, games, record)
+        remove_if_empty(new_files)
+        if html_out is not None and records:
+            _write_report(records, html_out, display, config)
+        _interrupted(exc.result, games, record, as_json, config)
+    except KeyboardInterrupt:  # before the first game started
+        progress.close()
+        remove_if_empty(new_files)
+        _interrupted(None, games, record, as_json)
     except OSError as exc:
         played = finished[0].games if finished else 0
         kept = f", kept in {record}" if record and played else ""
@@ -315,17 +352,29 @@ def _write_report(
         raise click.ClickException(f"cannot write {out}: {exc}") from None
 
 
-def _interrupted(finished: list[Standings], games: int, record: str | None) -> None:
-    """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them,
-    then exit 130. The games in progress are abandoned (and not recorded)."""
-    played = finished[0].games if finished else 0
+def _interrupted(
+    result: MatchResult | None,
+    games: int,
+    record: str | None,
+    as_json: bool,
+    config: MatchConfig | None = None,
+) -> NoReturn:
+    """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
+    ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
+    recorded); before the first game finished, standard output stays empty."""
+    played = result.played if result is not None else 0
     click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
-    if finished:
-        for line in finished[0].lines():
-            click.echo(line)
+    if result is not None and config is not None and played:
+        if as_json:
+            click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
+        else:
+            for line in result.standings.lines():
+                click.echo(line)
         if record:
             click.echo(f"The finished games are kept in {record}.", err=True)
     raise click.exceptions.Exit(130)
+
+
 def _checked_on_cluster(
     cluster: DaskCluster,
     specs: tuple[EngineSpec, ...],

@@ -124,7 +124,14 @@ def rule_items(items: Sequence[str]) -> dict[str, str]:
 
 
 def seed_value(text: str) -> int | str:
-    """A ``--seed``: a whole number, or any other text, which seeds just as well."""
+    """A ``--seed``: a whole number, or any other text, which seeds just as well; not empty,
+    which would deal the same cards to everyone who left the value out by mistake."""
+    if not text.strip():
+        raise click.BadParameter(
+            "must not be empty: an empty seed deals the same cards every time; leave --seed"
+            " out for a random one",
+            param_hint="--seed",
+        )
     # Python refuses to convert more than 4300 digits; such a seed seeds as text instead.
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 4000 else text
 

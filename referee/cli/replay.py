@@ -136,6 +136,33 @@ def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]
         raise click.ClickException(f"{file}: no games in this record")
 
 
+def _hands(record: GameRecord) -> list[int]:
+    """The hand numbers a record's game holds."""
+    return [i.number for i in record.items if isinstance(i, HandStart)]
+
+
+def _with_hand(
+    file: str, game_no: int | None, hand_no: int | None
+) -> Iterator[tuple[int, GameRecord]]:
+    """The selected games that hold hand ``hand_no`` (all of them, without one), each checked
+    before anything of it is shown: a hand asked for that is not there is an error, with
+    nothing printed first when a single game was asked for."""
+    found = False
+    for number, record in _selected(file, game_no):
+        if hand_no is not None and record.items and hand_no not in _hands(record):
+            if game_no is not None:
+                count = len(_hands(record))
+                raise click.UsageError(
+                    f"there is no hand {hand_no} in game {game_no} of {file}: it has {count}"
+                    f" hand{'' if count == 1 else 's'}"
+                )
+            continue
+        found = True
+        yield number, record
+    if hand_no is not None and not found:
+        raise click.UsageError(f"there is no hand {hand_no} in any game of {file}")
+
+
 def _verify(file: str, game_no: int | None) -> None:
     report = FileReport()
     for _, record in _selected(file, game_no):
@@ -166,7 +193,7 @@ def _json(
     hands: Callable[[GameRecord, int], Iterable[dict[str, Any]]] = json_hands,
 ) -> None:
     out = sys.stdout
-    for number, record in _selected(file, game_no):
+    for number, record in _with_hand(file, game_no, hand_no):
         errors = verify_game(record)
         if errors:
             _fail_on(errors, _wrong(file, number))
@@ -204,9 +231,8 @@ def _show(
     out = sys.stdout
     style = choose_style(out, colour)
     keys = _keyboard() if step else None
-    found = False
     try:
-        for number, record in _selected(file, game_no):
+        for number, record in _with_hand(file, game_no, hand_no):
             if record.errors and not record.items:
                 _fail_on(record.errors, f"{file}: no game can be read from this file")
             renderer = Renderer(record, number, style, out, hand_no, step, keys)
@@ -221,10 +247,6 @@ def _show(
             if record.errors:
                 _fail_on(record.errors, _wrong(file, number))
             out.write("\n")
-            found = found or renderer.shown_hand
     finally:
         if keys is not None:
             keys.close()
-    if hand_no is not None and not found:
-        where = f"game {game_no}" if game_no is not None else "any game"
-        raise click.UsageError(f"there is no hand {hand_no} in {where} of {file}")

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -202,6 +202,7 @@ def tournament(
 
     Options given on the command line override the file. The first Ctrl-C lets the games in
     progress finish; a second one stops at once (those games are played again on resume).
+    Either way the standings of the games stored are printed, and the exit code is 130.
 
     --verify DIR re-runs every stored game's record through the rules and checks that the
     store's result is the one it gives (a resume checks the same, and refuses a store that
@@ -209,6 +210,9 @@ def tournament(
 
         ginref tournament --verify cup-results
     """
+    for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
+        if folder is not None and not folder.strip():
+            raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
     if verify is not None:
         if config is not None or resume is not None:
             raise click.UsageError(
@@ -402,17 +406,12 @@ def _play(
             text += f" ({names[f.engine]} forfeits: {f.kind})"
         progress.step(f"game {game.game + 1}: {players}: {text}")
 
+    lost = False  # a second Ctrl-C: the games in progress were dropped
     with _interrupts() as stopping:
         try:
             run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)
         except KeyboardInterrupt:
-            progress.close()
-            click.echo(
-                f"Interrupted; the games in progress are lost. Resume with:"
-                f" ginref tournament --resume {directory}",
-                err=True,
-            )
-            raise click.exceptions.Exit(130) from None
+            lost = True
         except (OSError, sqlite3.Error, StoreError) as exc:
             what = (
                 f"the referee cannot write its own file: {exc.strerror}: {exc.filename}"
@@ -432,6 +431,9 @@ def _play(
             progress.close()
     standings = TournamentStandings.from_store(store)
     done, total = store.counts()
+    interrupted = stopping.signum is not None and done < total
+    if interrupted and not done:  # nothing finished: nothing to show
+        _interrupted(directory, done, total, lost, stopping.signum)
     if html_out is not None:
         _write_report(directory, cfg, list(names), html_out)
     if as_json:
@@ -456,6 +458,8 @@ def _play(
         click.echo("")
         for line in standings.lines():
             click.echo(line)
+    if interrupted:  # Ctrl-C: after the standings of the games finished, exit 130
+        _interrupted(directory, done, total, lost, stopping.signum)
     if done < total:
         raise click.ClickException(
             f"stopped after {done} of {total} games; resume with:"
@@ -463,11 +467,31 @@ def _play(
         )
 
 
+def _interrupted(
+    directory: str, done: int, total: int, lost: bool, signum: int | None
+) -> NoReturn:
+    """Ctrl-C (or SIGTERM): say where the tournament stopped and how to resume it, then exit
+    128 + the signal's number (130 for Ctrl-C)."""
+    click.echo(
+        f"Interrupted after {done} of {total} games"
+        f"{'; the games in progress are lost' if lost else ''}. Resume with:"
+        f" ginref tournament --resume {directory}",
+        err=True,
+    )
+    raise click.exceptions.Exit(128 + (signum or signal.SIGINT))
+
+
+class _Stopping(threading.Event):
+    """Set by the first SIGINT or SIGTERM; ``signum`` is the first one received."""
+
+    signum: int | None = None
+
+
 @contextmanager
-def _interrupts() -> Iterator[threading.Event]:
+def _interrupts() -> Iterator[_Stopping]:
     """The first SIGINT or SIGTERM sets the event (no new game starts); a second one raises
     ``KeyboardInterrupt``. Handlers are installed only in the main thread."""
-    stopping = threading.Event()
+    stopping = _Stopping()
     if threading.current_thread() is not threading.main_thread():
         yield stopping
         return
@@ -475,6 +499,7 @@ def _interrupts() -> Iterator[threading.Event]:
     def handler(signum: int, frame: FrameType | None) -> None:
         if stopping.is_set():
             raise KeyboardInterrupt
+        stopping.signum = signum
         stopping.set()
         sys.stderr.write(
             "\nStopping after the games in progress (interrupt again to stop at once)...\n"
