@@ -16,6 +16,8 @@ import click
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
+    affinity_option,
+    announce_affinity,
     announce_sandbox,
     dask_option,
     engine_limits,
@@ -37,6 +39,7 @@ from referee.match import (
     JobRunner,
     MatchConfig,
     Played,
+    cpu_plan,
     engine_names,
     match_json,
     run_jobs,
@@ -129,6 +132,7 @@ VARIANTS = [v.value for v in Variant]
     help="Show engine N under NAME instead of its id name.",
 )
 @sandbox_options()
+@affinity_option()
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
@@ -165,6 +169,7 @@ def match(
     limits: tuple[str, ...],
     network: bool,
     readable: tuple[str, ...],
+    affinity: bool,
     as_json: bool,
     dask: str | None,
     quiet: bool,
@@ -202,6 +207,10 @@ def match(
         raise click.UsageError(
             "--debug-log is not available with --dask: the engines run on the workers"
         )
+    if dask is not None and affinity:
+        raise click.UsageError(
+            "--affinity pins the engines of local games; it is not available with --dask"
+        )
     announce_sandbox(mode)
     # Files made here for the sandbox to hide are removed again if no game is played.
     new_files = [p for p in (record, debug_log) if p and not os.path.lexists(p)]
@@ -232,7 +241,9 @@ def match(
         debug_log=debug_log,
         stderr_dir=stderr_dir,
         sprt=sprt,
+        affinity=affinity,
     )
+    announce_affinity(cpu_plan(config))
     err = sys.stderr
     try:
         display = engine_names(config, check=dask is None)
