@@ -61,11 +61,13 @@ def _ginref(
     )
 
 
-def _reported(folder: Path, word: str) -> list[str]:
-    """What the engines wrote after ``word`` on stderr, one item per engine start."""
+def _reported(where: Path, word: str) -> list[str]:
+    """What the engines wrote after ``word`` on stderr (in the stderr file ``where``, or
+    every one in the folder ``where``), one item per engine start."""
+    paths = sorted(where.glob("*.stderr")) if where.is_dir() else [where]
     return [
         line.split(" ", 1)[1]
-        for path in sorted(folder.glob("*.stderr"))
+        for path in paths
         for line in path.read_text().splitlines()
         if line.startswith(f"{word} ")
     ]
@@ -319,27 +321,39 @@ def test_pinning_an_engine_leaves_the_referee_as_it_was() -> None:
     assert os.sched_getaffinity(0) == before
 
 
+def _disjoint(sets: list[set[int]]) -> bool:
+    return sum(len(cpus) for cpus in sets) == len(set().union(*sets))
+
+
 @needs_two_cpus
 @pytest.mark.parametrize(("players", "mode"), [(2, "sandboxed"), (3, "bare")])
-def test_affinity_gives_each_engine_cpus_of_its_own(
+def test_affinity_gives_the_games_at_once_cpus_of_their_own(
     tmp_path: Path, players: int, mode: str
 ) -> None:
+    """Two games at once: each worker's engines on CPUs no engine of the other has; within
+    a game, each engine on CPUs of its own where there are enough, else the game's."""
     if mode == "sandboxed" and not support().available and not CI:
         pytest.skip(f"the sandbox cannot run here: {support().reason}")
     engines = [_engine() for _ in range(players)]
-    args = ["match", *engines, "--games", "1", "--seed", "1", "--rule", "target=1"]
-    args += ["--stderr-dir", "err", "-q", "--affinity"]
+    args = ["match", *engines, "--games", "2", "--seed", "1", "--rule", "target=1"]
+    args += ["--concurrency", "2", "--stderr-dir", "err", "-q", "--affinity"]
     args += ["--no-sandbox"] if mode == "bare" else []
     done = _ginref(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "--affinity" not in done.stderr  # no warning: there are CPUs enough
-    seen = [_cpus(text) for text in _reported(tmp_path / "err", "cpus")]
-    assert len(seen) == players
-    assert all(cpus and cpus <= set(ALLOWED) for cpus in seen)
-    if len(ALLOWED) >= players:
-        assert sum(len(cpus) for cpus in seen) == len(set().union(*seen))  # disjoint
-    else:  # fewer CPUs than engines: the game's engines share them
-        assert all(cpus == set(ALLOWED) for cpus in seen)
+    workers: dict[str, list[set[int]]] = {}
+    for path in sorted((tmp_path / "err").glob("*.stderr")):  # NAME.wWORKER.stderr
+        (text,) = _reported(path, "cpus")
+        workers.setdefault(path.name.split(".w", 1)[1], []).append(_cpus(text))
+    assert sorted(len(seen) for seen in workers.values()) == [players, players]
+    first, second = workers.values()
+    assert _disjoint([set().union(*first), set().union(*second)])
+    for seen in (first, second):
+        assert all(cpus and cpus <= set(ALLOWED) for cpus in seen)
+        if len(ALLOWED) // 2 >= players:
+            assert _disjoint(seen)
+        else:  # fewer CPUs than engines: the game's engines share them
+            assert all(cpus == seen[0] for cpus in seen)
 
 
 def test_affinity_says_when_games_at_once_share_cpus(tmp_path: Path) -> None:
