@@ -14,7 +14,9 @@ Design (synchronous, so that a match runner can run N games in N threads):
   it gets no signal from the keyboard, and the sandbox hides the terminal itself. It stays in
   the referee's session on purpose: Linux's scheduler shares the CPU out between sessions
   (autogroup), and on a busy machine a referee that waits for an engine in another session is
-  woken late, several times slower per decision than one that shares it. An engine run without
+  woken late, several times slower per decision than one that shares it. (Where the sandbox
+  gives each engine a cpu cgroup of its own, for its CPU limit, that cgroup is its group: the
+  price of an opponent that cannot take its CPU time.) An engine run without
   a sandbox gets a session of its own instead, so that it has no controlling terminal to open:
   it pays the scheduling cost, not the referee's terminal.
 - A policy's ``affinity`` (``--affinity``) pins the engine to those CPUs, sandboxed or bare:
