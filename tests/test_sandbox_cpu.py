@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -46,19 +47,32 @@ def _engine(*args: str) -> str:
     return f"{sys.executable} {CPU_LOAD} {' '.join(args)}"
 
 
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+    pid: int  # the referee's
+
+
 def _ginref(
     args: list[str], cwd: Path, cpus: set[int] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
+) -> Ran:
     """``ginref`` in ``cwd``; with ``cpus``, the referee may run on those CPUs only."""
 
     def restrict() -> None:
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
 
-    return subprocess.run(
-        [GINREF, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        preexec_fn=restrict if cpus is not None else None, check=False,
-    )
+    with subprocess.Popen(
+        [GINREF, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=restrict if cpus is not None else None,
+    ) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        finally:
+            process.kill()  # if the wait timed out: nothing outlives the test
+    return Ran(process.returncode, out, err, process.pid)
 
 
 def _reported(where: Path, word: str) -> list[str]:
@@ -281,6 +295,9 @@ def test_a_cpu_hog_no_longer_makes_its_opponent_time_out(tmp_path: Path) -> None
     assert opponent["faults"] == {}, (opponent, done.stderr)
     assert opponent["games"] == 2
     assert _reported(tmp_path / "err", "spinning")[:1] == ["16"]  # the hog did spin
+    # Every engine's cgroups were removed (by their referee, which has ended).
+    left = [p for base in support().cgroups.values() for p in base.glob(f"ginref-{done.pid}-*")]
+    assert left == []
 
 
 # ------------------------------------------------------------------------------- affinity
@@ -393,7 +410,7 @@ def test_a_tournament_pins_its_engines(tmp_path: Path) -> None:
 
 
 def test_records_are_the_same_with_the_cpu_options(tmp_path: Path) -> None:
-    base = ["match", "random", "simple", "--games", "2", "--seed", "5", "--rule", "target=25"]
+    base = ["match", "random", "simple", "--games", "1", "--seed", "5", "--rule", "target=25"]
     base += ["-q"]
     plain = _ginref([*base, "--record", "plain.gin"], tmp_path)
     pinned = _ginref(
