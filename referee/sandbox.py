@@ -185,8 +185,12 @@ def parse_cpus(value: object) -> float:
 
 
 def cpu_quota(cpus: float) -> tuple[int, int]:
-    """The CFS quota and period, in microseconds, that give ``cpus`` CPUs' worth of time."""
+    """The CFS quota and period, in microseconds, that give ``cpus`` CPUs' worth of time; a
+    quota of -1 (none) for as many CPUs as the machine has, or more (a quota above its
+    parent's would be refused)."""
     period = _CPU_PERIOD_US
+    if cpus >= (os.cpu_count() or 1):
+        return -1, period
     if cpus * period < _CPU_QUOTA_MIN_US:
         period = math.ceil(_CPU_QUOTA_MIN_US / cpus)
     return max(_CPU_QUOTA_MIN_US, round(cpus * period)), period
@@ -565,7 +569,7 @@ def _make_cgroups(found: Support, limits: Limits) -> dict[str, Path]:
         path = base / name
         files = settings[controller]
         if controller == "cpu" and (base / "cgroup.controllers").exists():  # cgroup v2
-            files = [("cpu.max", f"{quota} {period}")]
+            files = [("cpu.max", f"{quota if quota > 0 else 'max'} {period}")]
         try:
             path.mkdir()
             made[controller] = path
