@@ -62,6 +62,7 @@ from referee.tournament import (
     TournamentConfig,
     TournamentStandings,
     build_config,
+    cpu_plan,
     load_config,
     open_tournament,
     run_tournament,
@@ -345,6 +346,9 @@ def play_tournament(
         cfg = replace(cfg, seed=stored_seed if stored_seed is not None else random_seed())
     for line in start_warnings(cfg.sandbox):
         log.warning("%s", line)
+    plan = cpu_plan(cfg)  # affinity = true in the config
+    if plan is not None and plan.warning() is not None:
+        log.warning("%s", plan.warning())
     errors = _path(stderr_dir)
     os.makedirs(out, exist_ok=True)
     lock = DirectoryLock(out)

@@ -30,6 +30,7 @@ from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import GameLog, Player, play_game
 from ginproto.text import ID_LIMIT, printable
+from referee.affinity import CpuPlan
 from referee.clock import TimeControl
 from referee.engine import EngineSpec
 from referee.jobs import GameJob as GameJob  # part of this module's API
@@ -224,13 +225,26 @@ def _in_order(feed: _Feed, workers: _Workers, stop: Callable[[], bool]) -> Itera
         workers.shutdown()
 
 
+_worker = threading.local()
+
+
+def worker_number() -> int:
+    """The number (from 0) of the local worker whose thread this is: its seats factory
+    may ask which it is (``--affinity`` pins each worker's engines to CPUs of its own).
+    0 outside the local workers."""
+    number: int = getattr(_worker, "number", 0)
+    return number
+
+
 def _work(
     seats_factory: Callable[[], Seats],
     take: Callable[[], GameJob | None],
     put: Callable[[Played | BaseException | None], None],
     stopping: Callable[[], bool],
+    number: int = 0,
 ) -> None:
     """One worker's loop, the same in a thread and in a process."""
+    _worker.number = number
     seats: Seats | None = None
     try:
         seats = seats_factory()
@@ -264,7 +278,7 @@ class _ThreadWorkers:
         self.threads = [
             threading.Thread(
                 target=_work,
-                args=(make_seats, self._take, self.done.put, self._stopping),
+                args=(make_seats, self._take, self.done.put, self._stopping, i),
                 name=f"game-worker-{i}",
                 daemon=True,
             )
@@ -327,7 +341,7 @@ class _ProcessWorkers:
         self.procs = [
             ctx.Process(
                 target=_process_main,
-                args=(seats_factory, self.todo, self.done, self.quit),
+                args=(seats_factory, self.todo, self.done, self.quit, i),
                 name=f"game-worker-{i}",
                 daemon=True,
             )
@@ -392,6 +406,7 @@ def _process_main(
     todo: multiprocessing.queues.Queue[GameJob | None],
     done: multiprocessing.queues.Queue[Played | BaseException | None],
     quit_event: threading.Event,
+    number: int,
 ) -> None:
     """A worker process: Ctrl-C is the referee's to handle; SIGTERM, or the referee's death,
     ends the worker through its ``finally``, which closes every engine it started."""
@@ -408,7 +423,7 @@ def _process_main(
             item = _picklable(item)
         done.put(item)
 
-    _work(seats_factory, todo.get, put, quit_event.is_set)
+    _work(seats_factory, todo.get, put, quit_event.is_set, number)
     done.close()
     done.join_thread()
 
@@ -467,6 +482,15 @@ class MatchConfig:
     stderr_dir: str | None = None
     sprt: tuple[float, float, float, float] | None = None
     event: str = "ginref match"
+    affinity: bool = False  # pin each local worker's engines to CPUs of their own
+
+
+def cpu_plan(config: MatchConfig) -> CpuPlan | None:
+    """With ``affinity``, which CPUs each local worker's engines run on
+    (``referee.affinity``); None without."""
+    if not config.affinity:
+        return None
+    return CpuPlan.here(min(config.concurrency, config.games), len(config.engines))
 
 
 @dataclass(slots=True)
@@ -597,9 +621,12 @@ def run_match(
     decided = threading.Event()
     today = datetime.date.today().strftime("%Y.%m.%d")
 
+    plan = cpu_plan(config)
+
     def seats() -> Seats:
+        specs = config.engines if plan is None else plan.pinned(config.engines, worker_number())
         return EngineSeats(
-            config.engines, config.control, config.startup_timeout, debug, config.stderr_dir, names
+            specs, config.control, config.startup_timeout, debug, config.stderr_dir, names
         )
 
     played = 0

@@ -14,9 +14,14 @@ Design (synchronous, so that a match runner can run N games in N threads):
   it gets no signal from the keyboard, and the sandbox hides the terminal itself. It stays in
   the referee's session on purpose: Linux's scheduler shares the CPU out between sessions
   (autogroup), and on a busy machine a referee that waits for an engine in another session is
-  woken late, several times slower per decision than one that shares it. An engine run without
+  woken late, several times slower per decision than one that shares it. (Where the sandbox
+  gives each engine a cpu cgroup of its own, for its CPU limit, that cgroup is its group: the
+  price of an opponent that cannot take its CPU time.) An engine run without
   a sandbox gets a session of its own instead, so that it has no controlling terminal to open:
   it pays the scheduling cost, not the referee's terminal.
+- A policy's ``affinity`` (``--affinity``) pins the engine to those CPUs, sandboxed or bare:
+  the thread that starts it pins itself for the moment of the start, so that the engine
+  inherits the CPUs from its first instruction, and every process it starts inherits them.
 - Stdout is read by the thread that asks for a line, straight from the pipe (``poll`` and
   ``os.read`` on its descriptor, cut into lines of at most ``line_limit`` bytes): no thread and
   no hand-over between threads stands between the engine's answer and the referee. Nothing is
@@ -50,7 +55,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Final, Self
 
@@ -143,6 +148,21 @@ class EngineClosed(EngineError):
 
 
 _SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+@contextlib.contextmanager
+def _pinned(cpus: Sequence[int]) -> Iterator[None]:
+    """Run the block on ``cpus`` only (this thread alone), then on the CPUs it had before;
+    no ``cpus``: as it is. A child started in the block inherits them."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _die_with_parent(argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> list[str]:
@@ -309,20 +329,21 @@ class EngineProcess:
         try:
             if sandbox is not None:
                 jail = prepare(argv, cwd, full_env, sandbox)
-            proc = subprocess.Popen(
-                jail.command if jail is not None else _die_with_parent(argv, cwd, full_env),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=full_env,
-                # Sandboxed: the referee's session (see the module docstring); bare: its own.
-                process_group=0 if jail is not None else None,
-                start_new_session=jail is None,
-                close_fds=True,
-                pass_fds=jail.pass_fds if jail is not None else (),
-                bufsize=0,
-            )
+            with _pinned(sandbox.affinity if sandbox is not None else ()):
+                proc = subprocess.Popen(
+                    jail.command if jail is not None else _die_with_parent(argv, cwd, full_env),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,
+                    env=full_env,
+                    # Sandboxed: the referee's session (see the module docstring); bare: its own.
+                    process_group=0 if jail is not None else None,
+                    start_new_session=jail is None,
+                    close_fds=True,
+                    pass_fds=jail.pass_fds if jail is not None else (),
+                    bufsize=0,
+                )
         except (OSError, SandboxError) as exc:
             if sink is not None:
                 sink.close()

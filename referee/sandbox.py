@@ -30,12 +30,20 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
 - its stdin and stdout held by the engine alone (not by bwrap's own processes): one that
   closes either is found out at once, as without the sandbox (`_command`).
 
-Limits (`Limits`): memory, processes and writable disk. Where the referee may create
+Limits (`Limits`): memory, processes, writable disk and CPUs. Where the referee may create
 cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and
 one pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit``
 inside the sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes
 (which the kernel does not apply to root: `support` then says the process limit is not
-enforced). The disk limit is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s).
+enforced). The disk limit is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s). The CPU limit is a CFS quota
+(cgroup v1 ``cpu.cfs_quota_us``, v2 ``cpu.max``) on a cpu cgroup of the engine's own: however
+many processes it spins, it gets that many CPUs' worth of time, and no more than its fair
+share against its opponent, since its own cgroup also takes it out of the referee's
+autogroup (where the scheduler would count it and its opponent as one). No rlimit can stand
+in for it: without a cpu cgroup, `support` says the CPU limit is not enforced.
+
+`Policy.affinity` pins an engine to some CPUs (``--affinity``; `referee.affinity` chooses
+them); it applies bare too (``referee.process``).
 
 Where bubblewrap cannot run (not installed, or user namespaces disabled), `support` says
 why; the referee then plays bare with one warning line (mode ``auto``), or refuses to start
@@ -51,6 +59,7 @@ import functools
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import shlex
@@ -63,7 +72,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from referee.sandbox_view import (
     SYSTEM_DIRS,
@@ -85,11 +94,14 @@ __all__ = [
     "SandboxError",
     "SandboxMode",
     "Support",
+    "cpu_quota",
     "format_size",
+    "parse_cpus",
     "parse_size",
     "prepare",
     "start_warnings",
     "support",
+    "unenforced",
 ]
 
 logger = logging.getLogger(__name__)
@@ -102,6 +114,7 @@ HOME: Final = "/tmp/home"
 """The engine's home inside the sandbox, on its private ``/tmp``."""
 
 _CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
+_PROC_CGROUP: Final = Path("/proc/self/cgroup")
 _ETC: Final = (
     "ld.so.cache",
     "ld.so.conf",
@@ -127,7 +140,11 @@ _NAMESPACES: Final = (
     "--unshare-cgroup-try",
 )
 _SESSION: Final = ("--cap-drop", "ALL", "--die-with-parent")
-LIMIT_NAMES: Final = ("memory", "processes", "disk")
+LIMIT_NAMES: Final = ("memory", "processes", "disk", "cpus")
+CPUS_MIN: Final = 0.01
+CPUS_MAX: Final = 1024.0
+_CPU_PERIOD_US: Final = 10_000  # short, so that a throttled engine waits at most this long
+_CPU_QUOTA_MIN_US: Final = 1_000  # the kernel's smallest quota
 _ARGS_PIPE_MAX: Final = 60 * KiB  # below a pipe's capacity, so the write never blocks
 
 
@@ -170,24 +187,58 @@ def format_size(size: int) -> str:
     return f"{size} B"
 
 
+def parse_cpus(value: object) -> float:
+    """A CPU limit: ``1``, ``"0.5"``, ``2.5``: how many CPUs' worth of time, from
+    `CPUS_MIN` to `CPUS_MAX`; ValueError otherwise."""
+    text = str(value).strip()
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        cpus = float(text)
+    except ValueError:
+        cpus = math.nan
+    if not CPUS_MIN <= cpus <= CPUS_MAX:  # NaN and the infinities too
+        raise ValueError(
+            f"cpus must be a number of CPUs from {CPUS_MIN:g} to {CPUS_MAX:g}, such as 1 or"
+            f" 0.5, not {value!r}"
+        )
+    return cpus
+
+
+def cpu_quota(cpus: float) -> tuple[int, int]:
+    """The CFS quota and period, in microseconds, that give ``cpus`` CPUs' worth of time; a
+    quota of -1 (none) for as many CPUs as the machine has, or more (a quota above its
+    parent's would be refused)."""
+    period = _CPU_PERIOD_US
+    if cpus >= (os.cpu_count() or 1):
+        return -1, period
+    if cpus * period < _CPU_QUOTA_MIN_US:
+        period = math.ceil(_CPU_QUOTA_MIN_US / cpus)
+    return max(_CPU_QUOTA_MIN_US, round(cpus * period)), period
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What one engine may use: bytes of memory, processes (threads count, as the kernel
-    counts them), and bytes written to its private ``/tmp`` (and home)."""
+    counts them), bytes written to its private ``/tmp`` (and home), and CPUs' worth of
+    time (``0.5``: half of one CPU; however many processes share it)."""
 
     memory: int = 2 * GiB
     processes: int = 128
     disk: int = 256 * MiB
+    cpus: float = 1.0
 
     def updated(self, items: Mapping[str, object]) -> Limits:
-        """These limits with ``items`` (``memory="1G"``, ``processes=32``...) applied;
-        ValueError names a bad name or value."""
-        changes: dict[str, int] = {}
+        """These limits with ``items`` (``memory="1G"``, ``processes=32``, ``cpus=0.5``...)
+        applied; ValueError names a bad name or value."""
+        changes: dict[str, Any] = {}  # int or float, as the field
         for name, value in items.items():
             key = name.strip().lower()
             if key not in LIMIT_NAMES:
                 raise ValueError(f"unknown limit {name!r}; limits are {', '.join(LIMIT_NAMES)}")
-            if key == "processes":
+            if key == "cpus":
+                changes[key] = parse_cpus(value)
+            elif key == "processes":
                 text = str(value).strip()
                 if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
                     raise ValueError(f"processes must be a whole number above 0, not {value!r}")
@@ -203,13 +254,17 @@ class Limits:
         return dataclasses.replace(self, **changes)
 
     def describe(self, name: str) -> str:
-        """``"memory limit 2 GiB"``, ``"process limit 128"``, ``"disk limit 256 MiB"``."""
+        """``"memory limit 2 GiB"``, ``"process limit 128"``, ``"disk limit 256 MiB"``,
+        ``"CPU limit 0.5"``."""
         if name == "processes":
             return f"process limit {self.processes}"
+        if name == "cpus":
+            return f"CPU limit {self.cpus:g}"
         return f"{name} limit {format_size(getattr(self, name))}"
 
-    def settings(self) -> dict[str, int]:
-        """The limits that differ from the defaults (for a tournament's stored settings)."""
+    def settings(self) -> dict[str, int | float]:
+        """The limits that differ from the defaults (for a tournament's stored settings:
+        a store made before a limit existed holds none of it, and means its default)."""
         default = Limits()
         return {n: getattr(self, n) for n in LIMIT_NAMES if getattr(self, n) != getattr(default, n)}
 
@@ -226,6 +281,7 @@ class Policy:
     hidden: tuple[str, ...] = ()
     workdir: bool = True
     readable: tuple[str, ...] = ()  # more paths it may read, given by the user
+    affinity: tuple[int, ...] = ()  # the CPUs it is pinned to (bare too); () for any
 
 
 # --------------------------------------------------------------------------- support
@@ -234,8 +290,8 @@ class Policy:
 @dataclass(frozen=True, slots=True)
 class Support:
     """What this machine offers: whether bubblewrap runs (``reason`` says why not), and how
-    the limits are enforced (``cgroups``: memory and pids cgroups; else rlimits),
-    with a sentence for each limit that cannot be enforced."""
+    the limits are enforced (``cgroups``: memory, pids and cpu cgroups, by controller;
+    else rlimits), with a sentence for each limit that cannot be enforced."""
 
     bwrap: str | None
     reason: str
@@ -274,15 +330,24 @@ def _support() -> Support:
         detail = why[-1] if why else f"exit status {done.returncode}"
         return Support(None, f"bwrap cannot create its namespaces ({detail})", {})
     cgroups = _cgroup_dirs()
-    unenforced: list[str] = []
+    return Support(bwrap, "", cgroups, unenforced(cgroups))
+
+
+def unenforced(cgroups: Mapping[str, Path]) -> tuple[str, ...]:
+    """A sentence for each limit that cannot be enforced with these cgroups."""
+    out: list[str] = []
     if "memory" not in cgroups and shutil.which("prlimit") is None:
-        unenforced.append("memory (no memory cgroup and no prlimit)")
+        out.append("memory (no memory cgroup and no prlimit)")
     if "pids" not in cgroups and (os.geteuid() == 0 or shutil.which("prlimit") is None):
-        unenforced.append(
+        out.append(
             "processes (no writable pids cgroup"
             + (", and RLIMIT_NPROC does not apply to root)" if os.geteuid() == 0 else ")")
         )
-    return Support(bwrap, "", cgroups, tuple(unenforced))
+    if "cpu" not in cgroups:
+        out.append(
+            "cpus (no writable cpu cgroup: an engine may take its opponent's CPU time)"
+        )
+    return tuple(out)
 
 
 def support() -> Support:
@@ -309,27 +374,45 @@ def start_warnings(mode: SandboxMode) -> list[str]:
 
 
 def _cgroup_dirs() -> dict[str, Path]:
-    """The referee's own v1 memory and pids cgroups, where it can create children."""
+    """The referee's own v1 memory, pids and cpu cgroups, where it can create children; for
+    cpu, on cgroup v2 (one hierarchy), the referee's cgroup where it hands the cpu controller
+    on to its children (``cgroup.subtree_control``)."""
     found: dict[str, Path] = {}
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = _PROC_CGROUP.read_text().splitlines()
     except OSError:
         return found
+    unified: str | None = None
     for line in lines:
         _, controllers, path = line.split(":", 2)
+        if not controllers:
+            unified = path
         for controller in controllers.split(","):
-            if controller not in ("memory", "pids"):
-                continue
-            base = _CGROUP_ROOT / controller / path.lstrip("/")
-            probe = base / f"ginref-probe-{os.getpid()}"
-            try:
-                probe.mkdir()
-                probe.rmdir()
-            except OSError:
-                continue
-            _remove_stale(base)
-            found[controller] = base
+            if controller in ("memory", "pids", "cpu"):
+                base = _CGROUP_ROOT / controller / path.lstrip("/")
+                if _can_make_children(base):
+                    found[controller] = base
+    if "cpu" not in found and unified is not None:
+        # cgroup v2: the hierarchy is mounted at the root itself (not as v1's "unified").
+        base = _CGROUP_ROOT / unified.lstrip("/")
+        if (
+            (_CGROUP_ROOT / "cgroup.controllers").exists()
+            and "cpu" in _read(base / "cgroup.subtree_control").split()
+            and _can_make_children(base)
+        ):
+            found["cpu"] = base
     return found
+
+
+def _can_make_children(base: Path) -> bool:
+    probe = base / f"ginref-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError:
+        return False
+    _remove_stale(base)
+    return True
 
 
 def _remove_stale(base: Path) -> None:
@@ -392,7 +475,8 @@ class Jail:
         self.pass_fds = ()
 
     def limit_hit(self, stderr_tail: str = "") -> str | None:
-        """``"memory limit 2 GiB"`` (or processes, disk) if the engine ran into a limit."""
+        """``"memory limit 2 GiB"`` (or processes, disk) if the engine ran into a limit. (The
+        CPU limit kills nothing: it only slows down an engine that uses more.)"""
         memory = self.cgroups.get("memory")
         if memory is not None:
             control = _read(memory / "memory.oom_control")
@@ -524,21 +608,26 @@ def prepare(
 def _make_cgroups(found: Support, limits: Limits) -> dict[str, Path]:
     made: dict[str, Path] = {}
     name = f"ginref-{os.getpid()}-{next(_counter)}"
-    settings = {
+    quota, period = cpu_quota(limits.cpus)
+    settings: dict[str, list[tuple[str, object]]] = {
         "memory": [
             ("memory.limit_in_bytes", limits.memory),
             ("memory.memsw.limit_in_bytes", limits.memory),
         ],
         # The sandbox's own two processes (bwrap and its init) count too.
         "pids": [("pids.max", limits.processes + 2)],
+        "cpu": [("cpu.cfs_period_us", period), ("cpu.cfs_quota_us", quota)],
     }
     for controller, base in found.cgroups.items():
         path = base / name
+        files = settings[controller]
+        if controller == "cpu" and (base / "cgroup.controllers").exists():  # cgroup v2
+            files = [("cpu.max", f"{quota if quota > 0 else 'max'} {period}")]
         try:
             path.mkdir()
             made[controller] = path
-            for file, value in settings[controller]:
-                if (path / file).exists():
+            for file, value in files:
+                if controller == "cpu" or (path / file).exists():
                     (path / file).write_text(str(value))
         except OSError as exc:
             logger.warning("cannot set up the %s cgroup %s: %s", controller, path, exc)

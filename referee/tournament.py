@@ -49,11 +49,20 @@ from ginproto.rules import Rules
 from ginproto.table import GameLog, play_game
 from ginproto.text import printable
 from referee import stats
+from referee.affinity import CpuPlan
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
 from referee.dask_address import parse_address
 from referee.engine import EngineSpec
 from referee.jobs import GameJob
-from referee.match import Played, Schedule, Seats, deferred_interrupts, run_jobs, schedule
+from referee.match import (
+    Played,
+    Schedule,
+    Seats,
+    deferred_interrupts,
+    run_jobs,
+    schedule,
+    worker_number,
+)
 from referee.report import (
     GameSummary,
     Standings,
@@ -136,7 +145,7 @@ class EngineEntry:
     tc: str | None = None
     move_timeout: float | None = None
     env: tuple[tuple[str, str], ...] = ()  # sorted by name
-    limits: tuple[tuple[str, int], ...] = ()  # its own sandbox limits, by name
+    limits: tuple[tuple[str, int | float], ...] = ()  # its own sandbox limits, by name
     network: bool | None = None
 
     def spec(
@@ -205,6 +214,7 @@ class TournamentConfig:
     limits: Limits = dataclasses.field(default_factory=Limits)
     network: bool = False
     readable: tuple[str, ...] = ()  # more paths every sandboxed engine may read
+    affinity: bool = False  # pin each local worker's engines to CPUs of their own
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid
@@ -236,6 +246,7 @@ class TournamentConfig:
             "limits": self.limits.settings(),
             "network": self.network,
             "read": list(self.readable),
+            "affinity": self.affinity,
         }
 
     @property
@@ -282,6 +293,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "limits": "table",
     "network": "bool",
     "read": "paths",
+    "affinity": "bool",
     "engines": "engines",
 }
 _ENGINE_KEYS: Final[dict[str, str]] = {
@@ -464,6 +476,11 @@ def build_config(
             dask = parse_address(dask)
         except ValueError as exc:
             raise ConfigError(f"{where}dask: {exc}") from None
+    affinity = merged.get("affinity", False)
+    if affinity and dask is not None:
+        raise ConfigError(
+            f"{where}affinity pins the engines of local games; it cannot be used with dask"
+        )
     sandbox = merged.get("sandbox", "auto")
     if sandbox not in [m.value for m in SandboxMode]:
         raise ConfigError(
@@ -506,6 +523,7 @@ def build_config(
         limits=limits,
         network=merged.get("network", False),
         readable=tuple(str(base / path) for path in merged.get("read", [])),
+        affinity=affinity,
     )
 
 
@@ -622,8 +640,11 @@ def _engines(
     return tuple(out)
 
 
-def _engine_limits(table: Mapping[str, Any], where: str) -> tuple[tuple[str, int], ...]:
-    """An engine's own limits, by name, in bytes (memory, disk) or a count (processes)."""
+def _engine_limits(
+    table: Mapping[str, Any], where: str
+) -> tuple[tuple[str, int | float], ...]:
+    """An engine's own limits, by name, in bytes (memory, disk), a count (processes) or
+    CPUs (cpus)."""
     checked = _limits(Limits(), table, where)
     return tuple(sorted((k.strip().lower(), getattr(checked, k.strip().lower())) for k in table))
 
@@ -798,6 +819,7 @@ class JobContext:
     startup_timeout: float = 10.0
     event: str = DEFAULT_EVENT
     stderr_dir: str | None = None
+    affinity: CpuPlan | None = None  # the local workers' CPUs, with --affinity
 
     @classmethod
     def of(
@@ -812,14 +834,26 @@ class JobContext:
             config.startup_timeout,
             config.event,
             stderr_dir,
+            cpu_plan(config),
         )
 
     def seats(self) -> Seats:
+        """The engines of one worker: a local one's pinned to its CPUs, with ``affinity``."""
         from referee.seats import EngineSeats
 
+        engines = self.engines
+        if self.affinity is not None:
+            engines = self.affinity.pinned(engines, worker_number())
         return EngineSeats(
-            self.engines, self.control, self.startup_timeout, None, self.stderr_dir, self.names
+            engines, self.control, self.startup_timeout, None, self.stderr_dir, self.names
         )
+
+
+def cpu_plan(config: TournamentConfig) -> CpuPlan | None:
+    """With ``affinity`` (local games only), which CPUs each worker's engines run on."""
+    if not config.affinity or config.dask is not None:
+        return None
+    return CpuPlan.here(config.concurrency, len(config.engines))
 
 
 def result_of(

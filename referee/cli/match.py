@@ -16,6 +16,8 @@ import click
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
+    affinity_option,
+    announce_affinity,
     announce_sandbox,
     dask_option,
     engine_limits,
@@ -39,6 +41,7 @@ from referee.match import (
     MatchInterrupted,
     MatchResult,
     Played,
+    cpu_plan,
     engine_names,
     match_json,
     run_jobs,
@@ -153,6 +156,7 @@ class SprtNumber(click.ParamType[float]):
     help="Show engine N under NAME instead of its id name.",
 )
 @sandbox_options()
+@affinity_option()
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the results as JSON instead of the table."
 )
@@ -189,6 +193,7 @@ def match(
     limits: tuple[str, ...],
     network: bool,
     readable: tuple[str, ...],
+    affinity: bool,
     as_json: bool,
     dask: str | None,
     quiet: bool,
@@ -226,6 +231,10 @@ def match(
         raise click.UsageError(
             "--debug-log is not available with --dask: the engines run on the workers"
         )
+    if dask is not None and affinity:
+        raise click.UsageError(
+            "--affinity pins the engines of local games; it is not available with --dask"
+        )
     announce_sandbox(mode)
     # Files made here for the sandbox to hide are removed again if no game is played.
     new_files = [p for p in (record, debug_log) if p and not os.path.lexists(p)]
@@ -259,7 +268,9 @@ def match(
         debug_log=debug_log,
         stderr_dir=stderr_dir,
         sprt=sprt,
+        affinity=affinity,
     )
+    announce_affinity(cpu_plan(config))
     err = sys.stderr
     try:
         display = engine_names(config, check=dask is None)

@@ -11,6 +11,7 @@ import click
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, RulesError
 from referee import outputs
+from referee.affinity import CpuPlan
 from referee.clock import DEFAULT_MARGIN, TimeControlError, duration
 from referee.engine import EngineSpec, EngineSpecError
 from referee.match import random_seed as random_seed
@@ -189,7 +190,8 @@ def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callab
                 multiple=True,
                 metavar="[N:]NAME=VALUE",
                 help="A sandbox limit for engine N or all: memory=2G, processes=128,"
-                " disk=256M (the defaults; repeatable).",
+                " disk=256M, cpus=1 (the defaults; repeatable). cpus is CPU time, however"
+                " many processes use it: 0.5 is half of one CPU.",
             )(command)
         command = click.option(
             "--no-sandbox",
@@ -208,6 +210,29 @@ def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callab
         )(command)
 
     return decorate
+
+
+AFFINITY_HELP = (
+    "Pin each game's engines to CPUs of their own, the engines of games played at once to"
+    " different CPUs (where there are enough; a warning says when games must share)."
+)
+
+
+def affinity_option(flag: bool = True) -> Callable[[F], F]:
+    """``--affinity`` (with ``flag=False``, ``--affinity/--no-affinity``, default None: the
+    config file's): pin each local game's engines to CPUs of their own (``referee.affinity``)."""
+    if flag:
+        return click.option("--affinity", is_flag=True, help=AFFINITY_HELP)
+    return click.option(
+        "--affinity/--no-affinity", default=None, help=AFFINITY_HELP + " Default: the file's."
+    )
+
+
+def announce_affinity(plan: CpuPlan | None) -> None:
+    """Print the affinity's warning line on stderr, when games at once must share CPUs."""
+    line = plan.warning() if plan is not None else None
+    if line is not None:
+        click.echo(line, err=True)
 
 
 def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:

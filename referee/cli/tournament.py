@@ -25,6 +25,8 @@ from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli.options import (
     SECONDS,
+    affinity_option,
+    announce_affinity,
     announce_sandbox,
     dask_option,
     margin_option,
@@ -50,6 +52,7 @@ from referee.tournament import (
     TournamentConfig,
     TournamentStandings,
     build_config,
+    cpu_plan,
     load_config,
     open_tournament,
     run_tournament,
@@ -66,6 +69,7 @@ Example config (every key but the engines has a default):
     seed = 2024                 # default: random, stored for the resume
     duplicate = false
     concurrency = 2
+    affinity = false            # pin each game's engines to CPUs of their own
     tc = "60+0.5"               # game clock BASE+INC, or "inf"
     move_timeout = 10
     time_margin = 0.1           # seconds of grace on every time limit
@@ -98,6 +102,7 @@ Example config (every key but the engines has a default):
     memory = "2G"
     processes = 128
     disk = "256M"               # its private /tmp and home
+    cpus = 1                    # CPU time, however many processes use it (0.5: half a CPU)
 """
 
 
@@ -156,6 +161,7 @@ Example config (every key but the engines has a default):
 )
 @dask_option("Play on a Dask cluster: a scheduler's address, or local:N (default: the file's).")
 @sandbox_options(limits=False, default=None)
+@affinity_option(flag=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the standings as JSON.")
 @click.option(
     "--html",
@@ -186,6 +192,7 @@ def tournament(
     dask: str | None,
     sandbox: str | None,
     no_sandbox: bool,
+    affinity: bool | None,
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
@@ -237,6 +244,7 @@ def tournament(
         seed=None if seed is None else seed_value(seed),
         rules=rule_items(rule) or None,
         sandbox=None if sandbox is None and not no_sandbox else sandbox_mode(sandbox, no_sandbox),
+        affinity=affinity,
     )
     directory = resume or output
     stored: dict[str, Any] | None = None
@@ -264,6 +272,7 @@ def tournament(
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     announce_sandbox(cfg.sandbox)
+    announce_affinity(cpu_plan(cfg))
     _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out, config)
 
 
