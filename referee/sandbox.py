@@ -31,16 +31,16 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
   closes either is found out at once, as without the sandbox (`_command`).
 
 Limits (`Limits`): memory, processes, writable disk and CPUs. Where the referee may create
-cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and
-one pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit``
-inside the sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes
-(which the kernel does not apply to root: `support` then says the process limit is not
-enforced). The disk limit is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s). The CPU limit is a CFS quota
-(cgroup v1 ``cpu.cfs_quota_us``, v2 ``cpu.max``) on a cpu cgroup of the engine's own: however
-many processes it spins, it gets that many CPUs' worth of time, and no more than its fair
-share against its opponent, since its own cgroup also takes it out of the referee's
-autogroup (where the scheduler would count it and its opponent as one). No rlimit can stand
-in for it: without a cpu cgroup, `support` says the CPU limit is not enforced.
+cgroups (root, with cgroup v1 memory and pids controllers), each engine gets one memory and one
+pids cgroup, which also tell afterwards which limit was hit. Elsewhere, ``prlimit`` inside the
+sandbox sets ``RLIMIT_DATA`` for memory and ``RLIMIT_NPROC`` for processes (which the kernel
+does not apply to root: `support` then says the process limit is not enforced). The disk limit
+is the size of the ``/tmp`` tmpfs (and of ``/dev/shm``'s). The CPU limit is a CFS quota (cgroup
+v1 ``cpu.cfs_quota_us``, v2 ``cpu.max``) on a cpu cgroup of the engine's own: however many
+processes it spins, it gets that many CPUs' worth of time, and no more than its fair share
+against its opponent, since its own cgroup also takes it out of the referee's autogroup (where
+the scheduler would count it and its opponent as one). No rlimit can stand in for it: without a
+cpu cgroup, `support` says the CPU limit is not enforced.
 
 `Policy.affinity` pins an engine to some CPUs (``--affinity``; `referee.affinity` chooses
 them); it applies bare too (``referee.process``).
