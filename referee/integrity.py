@@ -72,6 +72,7 @@ class StoreReport:
 
     stored: int = 0  # finished games in the store
     in_file: int = 0  # of them, those whose record is in the records file
+    results: set[int] = field(default_factory=set)  # the games the store has a result of
     differences: list[Difference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -90,7 +91,10 @@ class StoreReport:
                 f"{where}: {self.stored} stored games, {self.in_file} in the records file:"
                 " every stored result is the one its record gives"
             )
-        differ = len({d.game for d in self.differences})
+        differ = len(set(self.games) & self.results)
+        if not differ:  # a game deleted from the schedule, or one only the records file holds
+            count = len(self.differences)
+            return f"{where}: the store and its records disagree ({count} difference(s))"
         return f"{where}: {differ} of {self.stored} stored games differ from their records"
 
 
@@ -111,6 +115,7 @@ def _verify(store: Store, records: str | Path | None) -> StoreReport:
     stored: dict[int, str] = {}
     for result in store.results():
         report.stored += 1
+        report.results.add(result.game)
         stored[result.game] = result.record
         game = scheduled.get(result.game)
         if game is None:

@@ -210,6 +210,7 @@ def test_a_lost_game_deleted_from_the_folder_is_caught(out: Path) -> None:
     assert_caught(
         out, f"game {game + 1}: its settings schedule it, but the store holds no such game"
     )
+    assert f"{out}: the store and its records disagree (1 difference(s))" in verify(out).output
 
 
 @pytest.mark.parametrize("where", ["appended", "instead of another"])
@@ -224,3 +225,22 @@ def test_a_records_file_holding_a_game_twice_is_caught(out: Path, where: str) ->
     path.write_text("".join(texts))
     assert replay_verifies(path)
     assert_caught(out, f"game 1: {RECORDS_NAME} holds it twice")
+
+
+def test_a_forged_game_added_to_the_records_file_is_caught(out: Path, other: Path) -> None:
+    """A game that was never played, appended to the records file under a number the
+    schedule does not have, and once more with no number at all."""
+    path = out / RECORDS_NAME
+    honest = path.read_text()
+    forged = stored_record(other, 0).replace('[Game "1"]', '[Game "9"]')
+    path.write_text(honest + forged)
+    assert replay_verifies(path)
+    result = verify(out)
+    assert result.exit_code == 1, result.output
+    assert "game 9: games.gin holds it (line" in result.stdout, result.stdout
+    assert f"{out}: the store and its records disagree (1 difference(s))" in result.output
+    path.write_text(honest + forged.replace('[Game "9"]\n', ""))
+    result = verify(out)
+    assert result.exit_code == 1, result.output
+    assert "games.gin holds a game at line" in result.stdout, result.stdout
+    assert "with no Game header" in result.stdout
