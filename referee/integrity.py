@@ -3,8 +3,9 @@ record's moves give it.
 
 The standings are computed from the store, and anyone who can write to the store can turn a
 loss into a win there. The records are the evidence: each holds every deal and every move, and
-``ginproto.replay`` re-runs them through the one rules engine. ``verify_store`` checks, game by
-game, that:
+``ginproto.replay`` re-runs them through the one rules engine. ``verify_store`` checks that the
+store's schedule is the one its settings give (every game, with its seats, seed and deck key:
+no game deleted, none re-dealt), and, game by game, that:
 
 - the store's copy of the record reads and verifies (every move legal, every score right);
 - its deals are the ones the stored seed and deck key give, and its headers name the game, the
@@ -71,6 +72,7 @@ class StoreReport:
 
     stored: int = 0  # finished games in the store
     in_file: int = 0  # of them, those whose record is in the records file
+    results: set[int] = field(default_factory=set)  # the games the store has a result of
     differences: list[Difference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -89,7 +91,10 @@ class StoreReport:
                 f"{where}: {self.stored} stored games, {self.in_file} in the records file:"
                 " every stored result is the one its record gives"
             )
-        differ = len({d.game for d in self.differences})
+        differ = len(set(self.games) & self.results)
+        if not differ:  # a game deleted from the schedule, or one only the records file holds
+            count = len(self.differences)
+            return f"{where}: the store and its records disagree ({count} difference(s))"
         return f"{where}: {differ} of {self.stored} stored games differ from their records"
 
 
@@ -106,9 +111,11 @@ def _verify(store: Store, records: str | Path | None) -> StoreReport:
     report = StoreReport()
     names = store.names
     scheduled = {g.game: g for g in store.games()}
+    _check_schedule(store, scheduled, report)
     stored: dict[int, str] = {}
     for result in store.results():
         report.stored += 1
+        report.results.add(result.game)
         stored[result.game] = result.record
         game = scheduled.get(result.game)
         if game is None:
@@ -135,6 +142,48 @@ def _verify(store: Store, records: str | Path | None) -> StoreReport:
     _check_file(path, stored, report)
     report.differences.sort(key=lambda d: -1 if d.game is None else d.game)
     return report
+
+
+def _check_schedule(
+    store: Store, scheduled: Mapping[int, Scheduled], report: StoreReport
+) -> None:
+    """The stored schedule must be the one the stored settings give: the seed and the deck
+    keys decide every deal, so a game whose seed or key was changed in the store (with a
+    record dealt from them) or a game deleted from it would otherwise check out."""
+    from referee.tournament import ConfigError, build_config, plan
+
+    try:
+        config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
+        expected = plan(config).games
+    except ConfigError as exc:
+        raise StoreError(f"cannot check the schedule, the settings are not usable: {exc}") from None
+    names = store.names
+
+    def shown(g: Scheduled) -> str:
+        seats = ", ".join(names[e] if 0 <= e < len(names) else f"engine {e}" for e in g.seats)
+        return f"seed {str(g.seed)!r}, key {g.key}, seats {seats}"
+
+    for game in scheduled.values():
+        if not 0 <= game.game < len(expected):
+            report.differences.append(
+                Difference(game.game, "the store schedules it, but its settings give no such game")
+            )
+            continue
+        want = expected[game.game]
+        got = (game.pairing, game.round, game.seats, str(game.seed), game.key)
+        if got != (want.pairing, want.round, want.seats, str(want.seed), want.key):
+            report.differences.append(
+                Difference(
+                    game.game,
+                    f"the store schedules it with {shown(game)}, but its settings give"
+                    f" {shown(want)}",
+                )
+            )
+    for n in range(len(expected)):
+        if n not in scheduled:
+            report.differences.append(
+                Difference(n, "its settings schedule it, but the store holds no such game")
+            )
 
 
 def check_result(result: GameResult, game: Scheduled, names: Sequence[str]) -> list[str]:

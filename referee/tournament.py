@@ -397,13 +397,15 @@ def build_config(
     base: Path | None = None,
     where: str = "",
     overrides: Mapping[str, Any] | None = None,
+    find_engines: bool = True,
 ) -> TournamentConfig:
     """Check a config table (a TOML file's, or stored settings) and build the config.
 
     ``overrides`` are applied on top (``rules`` merged name by name); paths in them are taken
     as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
     the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
-    one on resume).
+    one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
+    stored tournament's schedule on a machine without them).
     """
     base = base or Path.cwd()
     _check_keys(table, _TOP_KEYS, where)
@@ -491,7 +493,7 @@ def build_config(
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
-    engines = _engines(raw_engines, base, where, find=dask is None)
+    engines = _engines(raw_engines, base, where, find=find_engines and dask is None)
     if len(engines) < rules.players:
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
