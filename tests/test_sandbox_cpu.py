@@ -36,11 +36,11 @@ ALLOWED = sorted(os.sched_getaffinity(0))
 CI = os.environ.get("CI") == "true"
 
 needs_cpu_cgroup = pytest.mark.skipif(
-    "cpu" not in support().cgroups,
+    "cpu" not in support().cgroups and not CI,  # CI runs as root, where it must work
     reason="the referee cannot make cpu cgroups here (a writable cgroup v1 cpu controller,"
     " or a v2 cgroup that hands cpu on to its children)",
 )
-needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs two CPUs")
+needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2 and not CI, reason="pinning needs two CPUs")
 
 
 def _engine(*args: str) -> str:
