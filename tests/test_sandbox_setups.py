@@ -78,7 +78,7 @@ def _check(
 def _passes(done: subprocess.CompletedProcess[str]) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert "all 20 checks passed" in done.stderr, output
+    assert "all 20 checks passed" in done.stdout, output
     assert "not isolated" not in output
 
 
