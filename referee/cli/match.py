@@ -16,6 +16,8 @@ import click
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
+    OUTPUT_FILE,
+    OUTPUT_FOLDER,
     announce_sandbox,
     dask_option,
     engine_limits,
@@ -36,6 +38,7 @@ from referee.engine import EngineSpec
 from referee.match import (
     JobRunner,
     MatchConfig,
+    MatchResult,
     Played,
     engine_names,
     match_json,
@@ -92,17 +95,17 @@ VARIANTS = [v.value for v in Variant]
 @timeout_options()
 @click.option(
     "--record",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Append every finished game's record to FILE.",
 )
 @click.option(
     "--debug-log",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Write every protocol line, with time, engine and direction.",
 )
 @click.option(
     "--stderr-dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_FOLDER,
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
 @click.option(
@@ -135,7 +138,7 @@ VARIANTS = [v.value for v in Variant]
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     metavar="OUT.html",
     help="Write the match report, with every game to replay, as one HTML page.",
 )
@@ -282,8 +285,18 @@ def match(
         raise click.ClickException(str(exc)) from None
     finally:
         progress.close()
+    failed: click.ClickException | None = None
     if html_out is not None:
-        _write_report(records, html_out, display, config)
+        try:
+            _write_report(records, html_out, display, config)
+        except click.ClickException as exc:  # the results are still printed, then this
+            failed = exc
+    _print_results(config, result, as_json, games)
+    if failed is not None:
+        raise failed
+
+
+def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, games: int) -> None:
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
         click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
         return

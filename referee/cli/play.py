@@ -18,6 +18,7 @@ from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules, Variant
 from ginproto.table import Player, play_game, role_draw
 from referee.cli.options import (
+    OUTPUT_FILE,
     announce_sandbox,
     engine_limits,
     env_option,
@@ -57,7 +58,7 @@ EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
 @click.option("--seed", help="Seed of the deals; the same seed gives the same deals.")
 @click.option(
     "--record",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Append the game's record to FILE (also when it is forfeited).",
 )
 @click.option(

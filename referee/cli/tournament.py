@@ -24,8 +24,12 @@ import click
 from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli.options import (
+    OUTPUT_FILE,
+    OUTPUT_FOLDER,
     SECONDS,
+    OutputPath,
     announce_sandbox,
+    check_output_folder,
     dask_option,
     margin_option,
     open_cluster,
@@ -42,6 +46,7 @@ from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
+    FOLDER_FILES,
     FORMATS,
     Backend,
     ConfigError,
@@ -101,12 +106,15 @@ Example config (every key but the engines has a default):
 """
 
 
+TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
+
+
 @click.command(epilog=EXAMPLE)
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option(
     "--resume",
     metavar="DIR",
-    type=click.Path(file_okay=False),
+    type=TOURNAMENT_FOLDER,
     help="Continue the tournament stored in DIR. With CONFIG too, its settings must match.",
 )
 @click.option(
@@ -140,12 +148,12 @@ Example config (every key but the engines has a default):
     "--output",
     "-d",
     metavar="DIR",
-    type=click.Path(file_okay=False),
+    type=TOURNAMENT_FOLDER,
     help="Where the store and the records go (default: the file's 'output').",
 )
 @click.option(
     "--stderr-dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_FOLDER,
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
 @click.option(
@@ -160,7 +168,7 @@ Example config (every key but the engines has a default):
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     metavar="OUT.html",
     help="Write the report, with every game to replay, as one HTML page.",
 )
@@ -257,6 +265,8 @@ def tournament(
         raise click.UsageError(
             'say where the results go: output = "DIR" in the file, or --output DIR'
         )
+    if output is None and resume is None:  # the file's output: checked as --output is
+        check_output_folder(directory, FOLDER_FILES, "CONFIG's output")
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     announce_sandbox(cfg.sandbox)
@@ -432,8 +442,12 @@ def _play(
             progress.close()
     standings = TournamentStandings.from_store(store)
     done, total = store.counts()
+    failed: click.ClickException | None = None
     if html_out is not None:
-        _write_report(directory, cfg, list(names), html_out)
+        try:
+            _write_report(directory, cfg, list(names), html_out)
+        except click.ClickException as exc:  # the standings are still printed, then this
+            failed = exc
     if as_json:
         out = {
             "tournament": {
@@ -456,6 +470,8 @@ def _play(
         click.echo("")
         for line in standings.lines():
             click.echo(line)
+    if failed is not None:
+        raise failed
     if done < total:
         raise click.ClickException(
             f"stopped after {done} of {total} games; resume with:"
