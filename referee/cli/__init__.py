@@ -90,7 +90,7 @@ def main() -> None:
             io.BufferedWriter(_GuardedStdout(1)),
             encoding=out.encoding,
             errors=out.errors,
-            line_buffering=out.line_buffering,
+            line_buffering=bool(out.line_buffering),
         )
     try:
         try:
