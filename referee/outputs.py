@@ -74,6 +74,8 @@ def _kind(mode: int) -> str:
         return "a FIFO (named pipe)"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 
@@ -148,6 +150,13 @@ def check_folder(path: str | os.PathLike[str], files: Sequence[str] = ()) -> Non
     except OSError as exc:
         raise UnsafeOutput(exc.errno or errno.EINVAL, exc.strerror or str(exc), name) from None
     if not stat.S_ISDIR(st.st_mode):
+        if os.path.islink(name):
+            raise UnsafeOutput(
+                errno.ENOTDIR,
+                f"a symbolic link to {_kind(st.st_mode)} ({os.path.realpath(name)}), not a"
+                " folder",
+                name,
+            )
         raise _refused(name, st, "folder")
     if not os.access(name, os.W_OK | os.X_OK):
         raise UnsafeOutput(errno.EACCES, "Permission denied", name)
