@@ -18,6 +18,7 @@ from ginproto.rules import Variant
 from referee.cli.options import (
     OUTPUT_FILE,
     OUTPUT_FOLDER,
+    OUTPUTS_HELP,
     announce_sandbox,
     dask_option,
     engine_limits,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 VARIANTS = [v.value for v in Variant]
 
 
-@click.command()
+@click.command(epilog=OUTPUTS_HELP)
 @click.argument("engines", nargs=-1, required=True)
 @click.option(
     "--variant", type=click.Choice(VARIANTS), help="Default: standard (threehanded for 3 engines)."

@@ -92,6 +92,8 @@ class OutputPath(click.ParamType[str]):
 OUTPUT_FILE = OutputPath()
 OUTPUT_FOLDER = OutputPath(folder=True)
 OUTPUT_RULE = outputs.OUTPUT_RULE
+OUTPUTS_HELP = f"Outputs: {OUTPUT_RULE} A folder output may be a folder or a link to one."
+"""The epilog of every command that writes files."""
 
 
 def check_output_folder(path: str, files: Sequence[str], hint: str | None) -> None:

@@ -19,6 +19,7 @@ from ginproto.rules import Rules, Variant
 from ginproto.table import Player, play_game, role_draw
 from referee.cli.options import (
     OUTPUT_FILE,
+    OUTPUTS_HELP,
     announce_sandbox,
     engine_limits,
     env_option,
@@ -39,7 +40,7 @@ EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
 ``quit``)."""
 
 
-@click.command("play")
+@click.command("play", epilog=OUTPUTS_HELP)
 @click.argument("engine")
 @click.argument("engine2", required=False, metavar="[ENGINE2]")
 @click.option(

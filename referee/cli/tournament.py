@@ -26,6 +26,7 @@ from ginproto.rules import Variant
 from referee.cli.options import (
     OUTPUT_FILE,
     OUTPUT_FOLDER,
+    OUTPUTS_HELP,
     SECONDS,
     OutputPath,
     announce_sandbox,
@@ -109,7 +110,7 @@ Example config (every key but the engines has a default):
 TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
 
 
-@click.command(epilog=EXAMPLE)
+@click.command(epilog=EXAMPLE + "\n" + OUTPUTS_HELP)
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option(
     "--resume",
