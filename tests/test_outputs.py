@@ -87,13 +87,15 @@ def run_with_output(
                 "--no-sandbox", "-q", *env, option, str(target)]
     elif command == "tournament":
         config = tmp_path / "cup.toml"
+        folder = target if option == "CONFIG's output" else tmp_path / "cup"
         config.write_text(
-            f'games = 1\nseed = 1\nsandbox = "off"\noutput = "{tmp_path / "cup"}"\n'
+            f'games = 1\nseed = 1\nsandbox = "off"\noutput = "{folder}"\n'
             f'[[engines]]\nname = "M"\ncommand = ["{sys.executable}", "{script}"]\n'
             f'env = {{ PYTHONPATH = "{ROOT}", MARK = "{mark}" }}\n'
             '[[engines]]\nname = "R"\ncommand = "random"\n'
         )
-        args = ["tournament", str(config), "-q", option, str(target)]
+        given = [] if option == "CONFIG's output" else [option, str(target)]
+        args = ["tournament", str(config), "-q", *given]
     else:
         args = ["replay", str(record), option, str(target)]
     result = CliRunner().invoke(cli, args)
@@ -105,7 +107,7 @@ FILE_OPTIONS = [
     ("tournament", "--html"), ("replay", "--html"),
 ]
 FOLDER_OPTIONS = [("match", "--stderr-dir"), ("tournament", "--output"),
-                  ("tournament", "--stderr-dir")]
+                  ("tournament", "--stderr-dir"), ("tournament", "CONFIG's output")]
 
 
 def make(kind: str, path: Path) -> tuple[Path, str]:
@@ -123,7 +125,7 @@ def make(kind: str, path: Path) -> tuple[Path, str]:
         (path / "inside.txt").write_bytes(b"keep me too\n")
         return path, "a folder"
     path.write_bytes(b"a file\n")  # "file": where a folder is wanted
-    return path, "not a folder"
+    return path, "a regular file, not a folder"
 
 
 CASES = (
@@ -143,7 +145,8 @@ def test_an_output_path_that_is_not_what_it_should_be_is_left_alone_and_refused(
     code, out, started = run_with_output(tmp_path, command, option, target, record_file)
     assert state(target) == before  # type, mode, device, link and contents unchanged
     assert code == 2, out
-    assert f"Invalid value for '{option}'" in out and str(target) in out and words in out, out
+    assert "Invalid value for" in out and option in out, out
+    assert f"{target}: {words}" in out, out
     assert not started, "an engine was started before the output path was refused"
     assert "Traceback" not in out and "Rank" not in out
 
