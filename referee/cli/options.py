@@ -96,13 +96,14 @@ OUTPUTS_HELP = f"Outputs: {OUTPUT_RULE} A folder output may be a folder or a lin
 """The epilog of every command that writes files."""
 
 
-def check_output_folder(path: str, files: Sequence[str], hint: str | None) -> None:
+def check_output_folder(path: str, files: Sequence[str], what: str) -> None:
     """`OutputPath`'s check of a folder that does not come from the command line (a config
-    file's): a clear message (exit 2) before anything is made."""
+    file's ``what``): a clear message (exit 1, as for a store that cannot be used) before
+    anything is made."""
     try:
         outputs.check_folder(path, files)
     except OSError as exc:
-        raise click.BadParameter(str(exc), param_hint=hint) from None
+        raise click.ClickException(f"cannot use {what}: {exc}") from None
 
 
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:

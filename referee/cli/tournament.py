@@ -267,7 +267,7 @@ def tournament(
             'say where the results go: output = "DIR" in the file, or --output DIR'
         )
     if output is None and resume is None:  # the file's output: checked as --output is
-        check_output_folder(directory, FOLDER_FILES, "CONFIG's output")
+        check_output_folder(directory, FOLDER_FILES, "the config's output")
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     announce_sandbox(cfg.sandbox)
