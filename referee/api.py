@@ -50,12 +50,13 @@ from referee.match import (
     run_match,
     sprt_json,
 )
-from referee.outputs import remove_if_empty, reserve_paths, sandboxed
+from referee.outputs import check_folder, check_outputs, remove_if_empty, reserve_paths, sandboxed
 from referee.preflight import EngineNotReady, preflight
 from referee.sandbox import SandboxMode, start_warnings
 from referee.stats import SPRT, EloInterval, MeanInterval, PairStats
 from referee.store import DirectoryLock, Store
 from referee.tournament import (
+    FOLDER_FILES,
     ConfigError,
     JobContext,
     LocalBackend,
@@ -232,6 +233,7 @@ def play_match(
     for line in start_warnings(mode):  # SandboxError for "require" where it cannot run
         log.warning("%s", line)
     files = [_path(record), _path(debug_log)]
+    check_outputs(files, [_path(stderr_dir)])  # UnsafeOutput (an OSError) before anything
     made = [p for p in files if p and not os.path.lexists(p)]
     specs = sandboxed(specs, mode, files=files, folders=[_path(stderr_dir)])
     config = MatchConfig(
@@ -350,6 +352,8 @@ def play_tournament(
     if plan is not None and plan.warning() is not None:
         log.warning("%s", plan.warning())
     errors = _path(stderr_dir)
+    check_folder(out, FOLDER_FILES)  # UnsafeOutput (an OSError) before anything is made
+    check_outputs(folders=[errors])
     os.makedirs(out, exist_ok=True)
     lock = DirectoryLock(out)
     lock.acquire()

@@ -10,14 +10,16 @@ import shlex
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ginproto.record import EngineInfo
 from ginproto.table import GameLog, Player
 from ginproto.text import LOG_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
+from referee.outputs import UnsafeOutput, open_regular
 from referee.process import LineHook
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
@@ -26,29 +28,88 @@ if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
 log = logging.getLogger(__name__)
 
 
+ENGINE_LOG_LIMIT: Final = 1 << 20
+"""Characters of one engine's own lines (stdout and stderr) the debug log keeps of one game.
+Past it, of each run of the engine's lines between two lines of the referee's only the last
+is kept (the one the referee acted on, such as a move), after a marker line that says how
+many were left out."""
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What the debug log has kept of one engine's lines this game, and what it holds back."""
+
+    kept: int = 0
+    cut_lines: int = 0
+    cut_chars: int = 0
+    last: str = ""  # the latest line past the limit, written with a marker before it
+    last_head: str = ""  # its time, engine and direction
+    holding: bool = False
+
+
 class DebugLog:
     """Every protocol line with the time, the engine and the direction.
 
     Lines are held in memory per game and written when that game has ended, so that no engine
-    can read its opponent's lines from the log while the game is in progress.
+    can read its opponent's lines from the log while the game is in progress. What is held is
+    bounded whatever an engine writes: each line is cut to ``LOG_LIMIT`` characters, and an
+    engine's own lines to ``engine_limit`` characters a game (`ENGINE_LOG_LIMIT`: past it,
+    only the last line of each run between two of the referee's lines, with a marker line
+    saying how many were left out). The referee's lines are all kept: the game bounds them.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], engine_limit: int = ENGINE_LOG_LIMIT
+    ) -> None:
         self.path = Path(path)
+        self.engine_limit = engine_limit
         _private_file(self.path, truncate=True)
         self._lock = threading.Lock()
         self._buffers: dict[str, list[str]] = {}
+        self._budgets: dict[str, list[_Budget]] = {}
         self._started = time.monotonic()
 
     def hook(self, worker: str, engine: str) -> LineHook:
         buffer = self._buffers.setdefault(worker, [])
+        budget = _Budget()
+        budgets = self._budgets.setdefault(worker, [])
+        budgets.append(budget)
+        limit = self.engine_limit
 
         def on_line(direction: str, line: str) -> None:
             arrow = {"to": ">", "from": "<"}.get(direction, "!")
             stamp = time.monotonic() - self._started
-            buffer.append(f"{stamp:10.4f} {engine} {arrow} {printable(line, LOG_LIMIT)}\n")
+            head = f"{stamp:10.4f} {engine} {arrow}"
+            if direction == "to":  # what every engine wrote before it goes first
+                for held in budgets:
+                    self._release(held, buffer)
+            elif budget.kept + min(len(line), LOG_LIMIT) >= limit:
+                budget.kept = limit  # the rest of the game is past the limit too
+                if budget.holding:
+                    budget.cut_lines += 1
+                    budget.cut_chars += len(budget.last)
+                budget.last, budget.last_head, budget.holding = line, head, True
+                return
+            text = f"{head} {printable(line, LOG_LIMIT)}\n"
+            if direction != "to":
+                budget.kept += len(text)
+            buffer.append(text)
 
         return on_line
+
+    def _release(self, budget: _Budget, buffer: list[str]) -> None:
+        """Write the held line, after a marker for the lines left out before it."""
+        if not budget.holding:
+            return
+        if budget.cut_lines:
+            buffer.append(
+                f"{budget.last_head} [referee: {budget.cut_lines} lines"
+                f" ({budget.cut_chars} characters) left out here; the log keeps"
+                f" {self.engine_limit} characters of an engine's lines a game]\n"
+            )
+        buffer.append(f"{budget.last_head} {printable(budget.last, LOG_LIMIT)}\n")
+        budget.cut_lines = budget.cut_chars = 0
+        budget.last, budget.holding = "", False
 
     def flush(self, worker: str, title: str) -> None:
         """Append the worker's lines under ``title`` with one write on an ``O_APPEND``
@@ -56,17 +117,22 @@ class DebugLog:
         buffer = self._buffers.get(worker)
         if buffer is None:
             return
+        for budget in self._budgets.get(worker, ()):
+            self._release(budget, buffer)
+            budget.kept = 0  # each game has its own limit
         data = (f"# {title}\n" + "".join(buffer)).encode("utf-8")
         buffer.clear()
         with self._lock:
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                fd = open_regular(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
                 try:
                     while data:
                         data = data[os.write(fd, data) :]
                 finally:
                     os.close(fd)
             except OSError as exc:  # name the file: os.write does not
+                if isinstance(exc, UnsafeOutput):
+                    raise
                 raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
 
@@ -150,10 +216,13 @@ class EngineSeats:
 
 def _private_file(path: Path, truncate: bool = False) -> None:
     """Create ``path`` readable by its owner only (mode 0600), or make it so if it exists:
-    protocol lines and an engine's stderr say things about the deal."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else 0)
-    fd = os.open(path, flags, 0o600)
+    protocol lines and an engine's stderr say things about the deal. Only a regular file is
+    opened, truncated or chmodded (``referee.outputs.open_regular``): never a device, a link's
+    target or a folder."""
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT)
     try:
+        if truncate:
+            os.ftruncate(fd, 0)
         os.fchmod(fd, 0o600)
     finally:
         os.close(fd)

@@ -75,7 +75,9 @@ from referee.report import (
 )
 from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
+    LOCK_NAME,
     RECORDS_NAME,
+    STORE_NAME,
     FaultRow,
     GameResult,
     Scheduled,
@@ -962,6 +964,14 @@ class LocalBackend:
 # Creating, resuming and running
 
 
+FOLDER_FILES: Final = tuple(
+    [LOCK_NAME, RECORDS_NAME, RECORDS_NAME + ".new"]
+    + [STORE_NAME + end for end in ("", "-wal", "-shm", "-journal", ".new", ".new-journal")]
+)
+"""The files a tournament writes, replaces or removes in its folder: where one exists it must
+be a regular file (``referee.outputs.check_folder``), so that no device or link is harmed."""
+
+
 def open_tournament(
     config: TournamentConfig, directory: str | os.PathLike[str], resume: bool
 ) -> Store:
@@ -1217,6 +1227,7 @@ class TournamentStandings:
 
 
 __all__ = [
+    "FOLDER_FILES",
     "FORMATS",
     "MAX_GAMES",
     "Backend",

@@ -9,7 +9,11 @@ usable without click.
 
 from __future__ import annotations
 
+import io
 import logging
+import os
+import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +24,9 @@ from referee.cli.play import play
 from referee.cli.replay import replay
 from referee.cli.stats import stats
 from referee.cli.tournament import tournament
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,7 +46,67 @@ for command in (match, replay, check, tournament, play, stats):
     cli.add_command(command)
 
 
+class StandardOutputError(OSError):
+    """Standard output could not be written (a full disk, say)."""
+
+
+class _GuardedStdout(io.RawIOBase):
+    """File descriptor 1, whose write errors are `StandardOutputError` (a closed pipe's stays
+    ``BrokenPipeError``, which click and the commands already stop on quietly)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: ReadableBuffer) -> int:
+        try:
+            return os.write(self._fd, data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StandardOutputError(exc.errno, exc.strerror) from None
+
+
+def _is_fd_1(stream: object) -> bool:
+    try:
+        return stream is not None and stream.fileno() == 1  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main() -> None:
+    out = sys.stdout
+    if _is_fd_1(out):
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(_GuardedStdout(1)),
+            encoding=out.encoding,
+            errors=out.errors,
+            line_buffering=bool(out.line_buffering),
+        )
+    try:
+        try:
+            code = _run()
+        finally:
+            sys.stdout.flush()
+    except StandardOutputError as exc:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing is written there again at exit
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        sys.stderr.write(f"Error: cannot write the standard output: {exc.strerror or exc}\n")
+        raise SystemExit(1) from None
+    raise SystemExit(code)
+
+
+def _run() -> int:
     """Run ``ginref`` as click's standalone mode would, but for Ctrl-C: wherever it comes (a
     command that has its own answer, such as ``match``'s standings, exits 130 itself), it
     ends the run with exit 130 and one line, never click's ``Aborted!`` and exit 1."""
@@ -55,4 +122,4 @@ def main() -> None:
     except KeyboardInterrupt:  # one that came after the command
         click.echo("\nInterrupted.", err=True)
         raise SystemExit(130) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0

@@ -16,6 +16,9 @@ import click
 from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
+    OUTPUT_FILE,
+    OUTPUT_FOLDER,
+    OUTPUTS_HELP,
     affinity_option,
     announce_affinity,
     announce_sandbox,
@@ -82,7 +85,7 @@ class SprtNumber(click.ParamType[float]):
             )
 
 
-@click.command()
+@click.command(epilog=OUTPUTS_HELP)
 @click.argument("engines", nargs=-1, required=True)
 @click.option(
     "--variant", type=click.Choice(VARIANTS), help="Default: standard (threehanded for 3 engines)."
@@ -119,17 +122,17 @@ class SprtNumber(click.ParamType[float]):
 @timeout_options()
 @click.option(
     "--record",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Append every finished game's record to FILE.",
 )
 @click.option(
     "--debug-log",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Write every protocol line, with time, engine and direction.",
 )
 @click.option(
     "--stderr-dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_FOLDER,
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
 @click.option(
@@ -163,7 +166,7 @@ class SprtNumber(click.ParamType[float]):
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     metavar="OUT.html",
     help="Write the match report, with every game to replay, as one HTML page.",
 )
@@ -330,8 +333,18 @@ def match(
         raise click.ClickException(str(exc)) from None
     finally:
         progress.close()
+    failed: click.ClickException | None = None
     if html_out is not None:
-        _write_report(records, html_out, display, config)
+        try:
+            _write_report(records, html_out, display, config)
+        except click.ClickException as exc:  # the results are still printed, then this
+            failed = exc
+    _print_results(config, result, as_json, games)
+    if failed is not None:
+        raise failed
+
+
+def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, games: int) -> None:
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
         click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
         return

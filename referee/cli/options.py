@@ -67,6 +67,46 @@ class Duration(click.ParamType[float]):
 SECONDS = Duration()
 
 
+class OutputPath(click.ParamType[str]):
+    """A path the referee writes, checked when the command line is read, before anything is
+    played or made (``referee.outputs``: a regular file or a new one in an existing folder;
+    with ``folder``, a folder that exists or can be made). A device, a FIFO, a link given
+    for a file, or a file in a folder that does not exist is refused with its reason."""
+
+    def __init__(self, folder: bool = False, files: Sequence[str] = ()) -> None:
+        self.folder = folder
+        self.files = tuple(files)
+        self.name = "folder" if folder else "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = str(value)
+        try:
+            if self.folder:
+                outputs.check_folder(path, self.files)
+            else:
+                outputs.check_file(path)
+        except OSError as exc:
+            self.fail(str(exc), param, ctx)
+        return path
+
+
+OUTPUT_FILE = OutputPath()
+OUTPUT_FOLDER = OutputPath(folder=True)
+OUTPUT_RULE = outputs.OUTPUT_RULE
+OUTPUTS_HELP = f"Outputs: {OUTPUT_RULE} A folder output may be a folder or a link to one."
+"""The epilog of every command that writes files."""
+
+
+def check_output_folder(path: str, files: Sequence[str], what: str) -> None:
+    """`OutputPath`'s check of a folder that does not come from the command line (a config
+    file's ``what``): a clear message (exit 1, as for a store that cannot be used) before
+    anything is made."""
+    try:
+        outputs.check_folder(path, files)
+    except OSError as exc:
+        raise click.ClickException(f"cannot use {what}: {exc}") from None
+
+
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
     """``--move-timeout`` (seconds per decision), ``--startup-timeout`` (seconds for the
     handshake and each ``isready``) and ``--time-margin``."""

@@ -18,6 +18,8 @@ from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules, Variant
 from ginproto.table import Player, play_game, role_draw
 from referee.cli.options import (
+    OUTPUT_FILE,
+    OUTPUTS_HELP,
     announce_sandbox,
     engine_limits,
     env_option,
@@ -38,7 +40,7 @@ EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
 ``quit``)."""
 
 
-@click.command("play")
+@click.command("play", epilog=OUTPUTS_HELP)
 @click.argument("engine")
 @click.argument("engine2", required=False, metavar="[ENGINE2]")
 @click.option(
@@ -57,7 +59,7 @@ EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
 @click.option("--seed", help="Seed of the deals; the same seed gives the same deals.")
 @click.option(
     "--record",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     help="Append the game's record to FILE (also when it is forfeited).",
 )
 @click.option(

@@ -24,6 +24,7 @@ from ginproto.record import (
     read_games,
 )
 from ginproto.replay import FileReport, replay_game, verify_game
+from referee.cli.options import OUTPUT_FILE, OUTPUTS_HELP
 from referee.replay import MAX_SHOWN_ERRORS, Quit, Renderer, choose_style, json_hands
 
 
@@ -48,7 +49,7 @@ def _wrong(file: str, number: int) -> str:
     return f"{file}: game {number} does not verify"
 
 
-@click.command("replay")
+@click.command("replay", epilog=OUTPUTS_HELP)
 @click.argument(
     "file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=str)
 )
@@ -70,7 +71,7 @@ def _wrong(file: str, number: int) -> str:
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     metavar="OUT.html",
     help="Write a self-contained page to step through the games in a browser.",
 )

@@ -24,10 +24,15 @@ import click
 from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli.options import (
+    OUTPUT_FILE,
+    OUTPUT_FOLDER,
+    OUTPUTS_HELP,
     SECONDS,
+    OutputPath,
     affinity_option,
     announce_affinity,
     announce_sandbox,
+    check_output_folder,
     dask_option,
     margin_option,
     open_cluster,
@@ -44,6 +49,7 @@ from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
 from referee.tournament import (
+    FOLDER_FILES,
     FORMATS,
     Backend,
     ConfigError,
@@ -106,12 +112,15 @@ Example config (every key but the engines has a default):
 """
 
 
-@click.command(epilog=EXAMPLE)
+TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
+
+
+@click.command(epilog=EXAMPLE + "\n" + OUTPUTS_HELP)
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option(
     "--resume",
     metavar="DIR",
-    type=click.Path(file_okay=False),
+    type=TOURNAMENT_FOLDER,
     help="Continue the tournament stored in DIR. With CONFIG too, its settings must match.",
 )
 @click.option(
@@ -145,12 +154,12 @@ Example config (every key but the engines has a default):
     "--output",
     "-d",
     metavar="DIR",
-    type=click.Path(file_okay=False),
+    type=TOURNAMENT_FOLDER,
     help="Where the store and the records go (default: the file's 'output').",
 )
 @click.option(
     "--stderr-dir",
-    type=click.Path(file_okay=False),
+    type=OUTPUT_FOLDER,
     help="Keep each engine's stderr in this folder (default: discarded).",
 )
 @click.option(
@@ -166,7 +175,7 @@ Example config (every key but the engines has a default):
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OUTPUT_FILE,
     metavar="OUT.html",
     help="Write the report, with every game to replay, as one HTML page.",
 )
@@ -269,6 +278,8 @@ def tournament(
         raise click.UsageError(
             'say where the results go: output = "DIR" in the file, or --output DIR'
         )
+    if output is None and resume is None:  # the file's output: checked as --output is
+        check_output_folder(directory, FOLDER_FILES, "the config's output")
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     announce_sandbox(cfg.sandbox)
@@ -443,8 +454,12 @@ def _play(
     interrupted = stopping.signum is not None and done < total
     if interrupted and not done:  # nothing finished: nothing to show
         _interrupted(directory, done, total, lost, stopping.signum)
+    failed: click.ClickException | None = None
     if html_out is not None:
-        _write_report(directory, cfg, list(names), html_out)
+        try:
+            _write_report(directory, cfg, list(names), html_out)
+        except click.ClickException as exc:  # the standings are still printed, then this
+            failed = exc
     if as_json:
         out = {
             "tournament": {
@@ -467,6 +482,10 @@ def _play(
         click.echo("")
         for line in standings.lines():
             click.echo(line)
+    if failed is not None:
+        if not interrupted:
+            raise failed
+        failed.show()
     if interrupted:  # Ctrl-C: after the standings of the games finished, exit 130
         _interrupted(directory, done, total, lost, stopping.signum)
     if done < total:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from ginproto.record import GameRecord
 from referee.html.model import game_data
 from referee.html.page import render_page
+from referee.outputs import write_file
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,9 @@ def games_data(records: Iterable[GameRecord], numbers: Iterable[int] | None = No
 
 
 def write_page(path: str | os.PathLike[str], text: str) -> None:
-    """Write a page atomically: a reader never sees half of one."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    """Write a page atomically (a reader never sees half of one), and only as a regular file:
+    ``referee.outputs.write_file``, which refuses a device, a link or a folder."""
+    write_file(path, text.encode("utf-8"))
 
 
 def write_replay(
