@@ -98,20 +98,25 @@ class StoreReport:
         return f"{where}: {differ} of {self.stored} stored games differ from their records"
 
 
-def verify_store(store: Store, records: str | Path | None = None) -> StoreReport:
+def verify_store(
+    store: Store, planned: Sequence[Scheduled], records: str | Path | None = None
+) -> StoreReport:
     """Cross-check every finished game of ``store`` against its record and the records file
-    (``records``, by default the store's ``games.gin``)."""
+    (``records``, by default the store's ``games.gin``), and its schedule against ``planned``,
+    the games its stored settings give (``referee.tournament.verify_tournament`` plans them)."""
     try:
-        return _verify(store, records)
+        return _verify(store, planned, records)
     except (sqlite3.Error, ValueError, TypeError) as exc:  # a store altered beyond reading
         raise StoreError(f"{store.path}: cannot read the store to check it: {exc}") from None
 
 
-def _verify(store: Store, records: str | Path | None) -> StoreReport:
+def _verify(
+    store: Store, planned: Sequence[Scheduled], records: str | Path | None
+) -> StoreReport:
     report = StoreReport()
     names = store.names
     scheduled = {g.game: g for g in store.games()}
-    _check_schedule(store, scheduled, report)
+    _check_schedule(store, scheduled, planned, report)
     stored: dict[int, str] = {}
     for result in store.results():
         report.stored += 1
@@ -145,18 +150,14 @@ def _verify(store: Store, records: str | Path | None) -> StoreReport:
 
 
 def _check_schedule(
-    store: Store, scheduled: Mapping[int, Scheduled], report: StoreReport
+    store: Store,
+    scheduled: Mapping[int, Scheduled],
+    expected: Sequence[Scheduled],
+    report: StoreReport,
 ) -> None:
-    """The stored schedule must be the one the stored settings give: the seed and the deck
-    keys decide every deal, so a game whose seed or key was changed in the store (with a
-    record dealt from them) or a game deleted from it would otherwise check out."""
-    from referee.tournament import ConfigError, build_config, plan
-
-    try:
-        config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
-        expected = plan(config).games
-    except ConfigError as exc:
-        raise StoreError(f"cannot check the schedule, the settings are not usable: {exc}") from None
+    """The stored schedule must be the one the stored settings give (``expected``): the seed
+    and the deck keys decide every deal, so a game whose seed or key was changed in the store
+    (with a record dealt from them) or a game deleted from it would otherwise check out."""
     names = store.names
 
     def shown(g: Scheduled) -> str:

@@ -63,6 +63,7 @@ from referee.match import (
     schedule,
     worker_number,
 )
+from referee.outputs import UnsafeOutput, check_folder
 from referee.report import (
     GameSummary,
     Standings,
@@ -471,9 +472,13 @@ def build_config(
             raise ConfigError(f"{where}output must name a folder for the results, not be empty")
         output = str(base / output)
         if os.path.lexists(output) and not os.path.isdir(output):
-            raise ConfigError(
-                f"{where}output {output} is a file, not a folder: name a folder for the results"
-            )
+            try:
+                check_folder(output)
+            except UnsafeOutput as exc:
+                raise ConfigError(
+                    f"{where}output {exc.filename} is {exc.strerror}: name a folder for the"
+                    " results"
+                ) from None
     dask = merged.get("dask")
     if dask is not None:
         try:
@@ -1005,14 +1010,24 @@ def open_tournament(
     if changes:
         store.close()
         raise SettingsChanged(folder, changes)
-    from referee.integrity import verify_store  # it derives results as this module does
-
-    report = verify_store(store)
+    report = verify_tournament(store)
     if not report.ok:
         store.close()
         raise StoreDiffers(folder, report)
     store.set_run_options(config.run_options())
     return store
+
+
+def verify_tournament(store: Store) -> StoreReport:
+    """Check ``store`` against its records and its schedule against the one its stored
+    settings give (``referee.integrity``); ``StoreError`` if the settings are not usable."""
+    from referee.integrity import verify_store  # it derives results as this module does
+
+    try:
+        config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
+    except ConfigError as exc:
+        raise StoreError(f"cannot check the schedule, the settings are not usable: {exc}") from None
+    return verify_store(store, plan(config).games)
 
 
 def stored_config(store: Store, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:

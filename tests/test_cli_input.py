@@ -56,7 +56,7 @@ def test_an_empty_output_is_refused_not_taken_as_the_config_folder(tmp_path: Pat
 
 def test_an_output_that_is_a_file_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     (tmp_path / "results").write_text("mine\n")
-    with pytest.raises(ConfigError, match=r"output .*results is a file, not a folder"):
+    with pytest.raises(ConfigError, match=r"output .*results is a regular file, not a folder"):
         load_config(write_config(tmp_path, output="results"))
     assert (tmp_path / "results").read_text() == "mine\n"
 

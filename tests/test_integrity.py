@@ -34,7 +34,6 @@ from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import hand_deck
 from referee.cli import cli
 from referee.cli.options import parse_seed, seed_value
-from referee.integrity import verify_store
 from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 from referee.tournament import (
     StoreDiffers,
@@ -42,6 +41,7 @@ from referee.tournament import (
     open_tournament,
     run_tournament,
     stored_config,
+    verify_tournament,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -464,7 +464,7 @@ def test_every_variant_verifies_faults_included(tmp_path: Path, variant: str) ->
     config = load_config(cup(tmp_path, games), {"variant": variant, "rules": {"target": "60"}})
     with open_tournament(config, tmp_path / "out", resume=False) as store:
         run_tournament(store, config)
-        report = verify_store(store)
+        report = verify_tournament(store)
         assert any(r.faults and r.faults[0].hand for r in store.results())
     assert report.ok, report.differences
     pairings = {"threehanded": 1, "hollywood": 3}[variant]  # of three engines

@@ -144,11 +144,12 @@ def test_an_output_path_that_is_not_what_it_should_be_is_left_alone_and_refused(
     before = state(target)
     code, out, started = run_with_output(tmp_path, command, option, target, record_file)
     assert state(target) == before  # type, mode, device, link and contents unchanged
-    if option == "CONFIG's output":  # exit 1, as for any output folder the file names
-        assert code == 1 and "cannot use the config's output" in out, out
+    if option == "CONFIG's output":  # the config is refused as it is read
+        assert code == 2 and "Invalid value for CONFIG" in out, out
+        assert f"output {target} is {words}" in out, out
     else:
         assert code == 2 and f"Invalid value for '{option}" in out, out
-    assert f"{target}: {words}" in out, out
+        assert f"{target}: {words}" in out, out
     assert not started, "an engine was started before the output path was refused"
     assert "Traceback" not in out and "Rank" not in out
 

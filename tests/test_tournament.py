@@ -23,7 +23,6 @@ from ginproto.record import read_games
 from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from referee.cli import cli
-from referee.integrity import verify_store
 from referee.report import GameSummary
 from referee.stats import ELO_PER_NAT
 from referee.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
@@ -43,6 +42,7 @@ from referee.tournament import (
     plan,
     play_job,
     run_tournament,
+    verify_tournament,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -465,7 +465,7 @@ def check_consistent(out: Path) -> list[int]:
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         done = [g.game for g in store.games("done")]
         assert [r.game for r in store.results()] == done
-        report = verify_store(store)  # what a kill leaves is no difference
+        report = verify_tournament(store)  # what a kill leaves is no difference
         assert report.ok, report.differences
     in_file = file_games(out / RECORDS_NAME)
     assert in_file in (done, done[:-1]), (in_file, done)
@@ -697,7 +697,7 @@ def test_store_errors_are_not_tracebacks(tmp_path: Path) -> None:
     (tmp_path / "out").write_text("a file where the directory should be")
     result = CliRunner().invoke(cli, ["tournament", str(path)])
     assert result.exit_code == 2, result.output  # the config's output: refused as it is read
-    assert "out is a file, not a folder" in result.output
+    assert "out is a regular file, not a folder" in result.output
     assert "Traceback" not in result.output
     assert isinstance(StoreError("x"), Exception)
 

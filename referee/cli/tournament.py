@@ -44,7 +44,6 @@ from referee.cli.options import (
     seed_value,
 )
 from referee.dask_backend import DaskBackend, DaskError
-from referee.integrity import verify_store
 from referee.preflight import EngineNotReady, preflight
 from referee.progress import Progress
 from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
@@ -62,6 +61,7 @@ from referee.tournament import (
     load_config,
     open_tournament,
     run_tournament,
+    verify_tournament,
 )
 
 EXAMPLE = """\
@@ -291,7 +291,7 @@ def _verify(directory: str) -> None:
     """Print each stored game that its records contradict, and a summary; exit 1 if any."""
     try:
         with Store.open(directory) as store:
-            report = verify_store(store)
+            report = verify_tournament(store)
     except (StoreError, RecordError) as exc:
         raise click.ClickException(str(exc)) from None
     except (OSError, sqlite3.Error, ValueError) as exc:
