@@ -73,13 +73,13 @@ from referee.store import (
     Store,
     StoreError,
 )
+from referee.tournament_formats import FORMATS
 
 if TYPE_CHECKING:
     from referee.integrity import StoreReport
 
 log = logging.getLogger(__name__)
 
-FORMATS: Final = ("round-robin", "gauntlet")
 DEFAULT_EVENT: Final = "ginref tournament"
 
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
     announce_sandbox,
@@ -30,26 +29,15 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
-from referee.clock import TimeControl, TimeControlError
-from referee.dask_backend import DaskError
-from referee.engine import EngineSpec
-from referee.match import (
-    JobRunner,
-    MatchConfig,
-    Played,
-    engine_names,
-    match_json,
-    run_jobs,
-    run_match,
-    sprt_json,
-)
-from referee.preflight import EngineNotReady
-from referee.progress import Progress
-from referee.report import Standings
-from referee.stats import SPRT
+from referee.dask_address import DaskError
 
 if TYPE_CHECKING:
+    from ginproto.record import GameRecord
+    from referee.clock import TimeControl
     from referee.dask_backend import DaskCluster
+    from referee.engine import EngineSpec
+    from referee.match import JobRunner, MatchConfig, Played
+    from referee.report import Standings
 
 
 VARIANTS = [v.value for v in Variant]
@@ -181,6 +169,14 @@ def match(
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
     """
+    # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
+    from ginproto.record import record_from_log
+    from referee.clock import TimeControl, TimeControlError
+    from referee.match import MatchConfig, engine_names, match_json, run_jobs, run_match, sprt_json
+    from referee.preflight import EngineNotReady
+    from referee.progress import Progress
+    from referee.stats import SPRT
+
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
@@ -301,6 +297,7 @@ def match(
 def _write_report(
     records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
 ) -> None:
+    from ginproto.record import RecordError
     from referee.html.report import write_match_report  # the page's assets load only when asked
 
     title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"

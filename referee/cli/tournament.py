@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli.options import (
     SECONDS,
@@ -36,24 +34,14 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
-from referee.dask_backend import DaskBackend, DaskError
-from referee.integrity import verify_store
-from referee.preflight import EngineNotReady, preflight
-from referee.progress import Progress
-from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
-from referee.tournament import (
-    FORMATS,
-    Backend,
-    ConfigError,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    TournamentStandings,
-    build_config,
-    load_config,
-    open_tournament,
-    run_tournament,
-)
+from referee.dask_address import DaskError
+from referee.tournament_formats import FORMATS
+
+# The store (SQLite), the tournament machinery and the Dask backend are imported by the
+# functions that use them, when the command runs.
+if TYPE_CHECKING:
+    from referee.store import GameResult, Scheduled, Store
+    from referee.tournament import Backend, TournamentConfig
 
 EXAMPLE = """\
 \b
@@ -209,6 +197,9 @@ def tournament(
 
         ginref tournament --verify cup-results
     """
+    from referee.store import Store, StoreError
+    from referee.tournament import ConfigError, build_config, load_config
+
     if verify is not None:
         if config is not None or resume is not None:
             raise click.UsageError(
@@ -265,6 +256,12 @@ def tournament(
 
 def _verify(directory: str) -> None:
     """Print each stored game that its records contradict, and a summary; exit 1 if any."""
+    import sqlite3
+
+    from ginproto.record import RecordError
+    from referee.integrity import verify_store
+    from referee.store import Store, StoreError
+
     try:
         with Store.open(directory) as store:
             report = verify_store(store)
@@ -296,6 +293,9 @@ def _run(
     html_out: str | None = None,
     config: str | None = None,
 ) -> None:
+    from referee.store import DirectoryLock, StoreError
+    from referee.tournament import open_tournament
+
     try:
         os.makedirs(directory, exist_ok=True)
         if stderr_dir:
@@ -321,7 +321,9 @@ def _run(
 
 
 def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
+    from ginproto.record import RecordError
     from referee.html.report import write_match_report  # the page's assets load only when asked
+    from referee.store import RECORDS_NAME
 
     records = os.path.join(directory, RECORDS_NAME)
     try:
@@ -341,6 +343,8 @@ def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: 
 
 def _preflight(cfg: TournamentConfig) -> None:
     """Every engine starts, completes its handshake and declares its options, or exit 1."""
+    from referee.preflight import EngineNotReady, preflight
+
     try:
         preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
     except EngineNotReady as exc:
@@ -350,9 +354,13 @@ def _preflight(cfg: TournamentConfig) -> None:
 def _backend(cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str]) -> Backend:
     """Local workers, or the Dask cluster, connected and with every engine checked on every
     worker before game 1. A sandboxed engine sees none of the ``hidden`` paths."""
+    from referee.tournament import JobContext, LocalBackend
+
     context = JobContext.of(cfg, stderr_dir, hidden)
     if cfg.dask is None:
         return LocalBackend(context, cfg.concurrency)
+    from referee.dask_backend import DaskBackend
+
     cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
     backend = DaskBackend(cluster, context)
     try:
@@ -372,6 +380,13 @@ def _play(
     quiet: bool,
     html_out: str | None = None,
 ) -> None:
+    import sqlite3
+
+    from referee.dask_backend import DaskBackend
+    from referee.progress import Progress
+    from referee.store import StoreError
+    from referee.tournament import TournamentStandings, run_tournament
+
     names = store.names
     done, total = store.counts()
     if not quiet:
