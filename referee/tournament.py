@@ -51,6 +51,7 @@ from ginproto.text import printable
 from referee import stats
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
 from referee.dask_address import parse_address
+from referee.defaults import FORMATS
 from referee.engine import EngineSpec
 from referee.jobs import GameJob
 from referee.match import Played, Schedule, Seats, run_jobs, schedule
@@ -73,7 +74,6 @@ from referee.store import (
     Store,
     StoreError,
 )
-from referee.tournament_formats import FORMATS
 
 if TYPE_CHECKING:
     from referee.integrity import StoreReport

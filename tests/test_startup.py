@@ -34,8 +34,11 @@ print(json.dumps({"modules": sorted(sys.modules), "out": out.getvalue(), "code":
 """
 
 # Heavy, and of no use to show help: third-party packages, the store, the page machinery, the
-# battery, the expert engine, the game machinery's runners.
+# battery, the expert engine, the runners, the protocol and the rules engine's game.
 NEVER_FOR_HELP = (
+    "ginproto.protocol",
+    "ginproto.game",
+    "ginproto.record",
     "dask",
     "distributed",
     "pyspiel",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from referee.clock import DEFAULT_MARGIN
+from referee.defaults import DEFAULT_MARGIN
 from referee.sandbox import SandboxMode
 
 # The machinery (the protocol, the engines, the outputs) is imported by the functions that use

@@ -35,7 +35,7 @@ from referee.cli.options import (
     seed_value,
 )
 from referee.dask_address import DaskError
-from referee.tournament_formats import FORMATS
+from referee.defaults import FORMATS
 
 # The store (SQLite), the tournament machinery and the Dask backend are imported by the
 # functions that use them, when the command runs.
