@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -33,7 +34,7 @@ class LazyGroup(click.Group):
     """A group whose commands are the module-level command of the same name in each module
     of ``lazy``, imported on first use (click's "lazily loading subcommands")."""
 
-    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = lazy
 
