@@ -12,12 +12,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Final
 
 from ginproto.protocol import MAX_NUMBER
-
-DEFAULT_MARGIN: Final = 0.1
-"""Seconds of grace on every time limit unless ``--time-margin`` says otherwise."""
+from referee.defaults import DEFAULT_MARGIN as DEFAULT_MARGIN  # part of this module's API
 
 MAX_SECONDS = MAX_NUMBER / 1000
 """The longest duration a protocol line can carry: its milliseconds must fit in a number."""

@@ -1,7 +1,8 @@
 """The ``--dask`` value: ``local:N`` or a scheduler's address, checked before anything starts.
 
 It sits apart from the Dask backend (``referee.dask_backend``) so that a tournament's settings
-can check the address without importing the backend, which itself drives tournaments.
+can check the address without importing the backend, which itself drives tournaments; and so
+does ``DaskError``, the backend's error, which the commands catch without importing it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 from typing import Final
 
 LOCAL: Final = "local:"
+
+
+class DaskError(Exception):
+    """The cluster cannot be used as asked; the message says why, for the user."""
 
 
 def parse_address(text: str) -> str:

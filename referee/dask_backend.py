@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from referee.clock import TimeControl
 from referee.dask_address import LOCAL, parse_address
+from referee.dask_address import DaskError as DaskError  # part of this module's API
 from referee.engine import EngineSpec
 from referee.jobs import GameJob
 from referee.match import Played, Seats
@@ -54,10 +55,6 @@ INSTALL: Final = "pip install 'ginproto[dask]'"
 _ATTEMPTS: Final = 5  # submissions of one game lost with the scheduler before giving up
 _WINDOW_REFRESH: Final = 2.0  # seconds between two looks at the cluster's size
 _POLL: Final = 1.0  # seconds between two looks at the workers while no game finishes
-
-
-class DaskError(Exception):
-    """The cluster cannot be used as asked; the message says why, for the user."""
 
 
 def _distributed() -> Any:

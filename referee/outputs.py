@@ -28,9 +28,12 @@ import os
 import secrets
 import stat
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from referee.engine import EngineSpec
 from referee.sandbox import Limits, Policy, SandboxMode, support
+
+if TYPE_CHECKING:
+    from referee.engine import EngineSpec
 
 log = logging.getLogger(__name__)
 

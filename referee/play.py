@@ -61,8 +61,6 @@ from referee.replay import Style
 
 log = logging.getLogger(__name__)
 
-VARIANTS = [v.value for v in Variant]
-
 # ---------------------------------------------------------------------------------------------
 # Reading what the person types.
 
@@ -381,6 +379,11 @@ class Leaving(enum.Enum):
 
     INTERRUPT = "interrupt"  # Ctrl-C (or the terminal closed)
     END_OF_INPUT = "end of input"  # Ctrl-D, or the end of a piped script
+
+
+EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
+"""``ginref play``'s exit status by how the person left the game (``None``: at its end, or by
+``quit``)."""
 
 
 Pending = tuple[int, Turn, Move | None]

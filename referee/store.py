@@ -45,13 +45,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from ginproto.record import append_game, fsync_dir
+from referee.defaults import LOCK_NAME as LOCK_NAME
+from referee.defaults import RECORDS_NAME as RECORDS_NAME
+from referee.defaults import STORE_NAME as STORE_NAME
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 1
-STORE_NAME: Final = "tournament.sqlite"
-RECORDS_NAME: Final = "games.gin"
-LOCK_NAME: Final = ".lock"
 FILE_MODE: Final = 0o600
 """Every file of a tournament is its owner's alone: the store and the records hold the seed,
 which reveals every deck."""

@@ -52,6 +52,7 @@ from referee import stats
 from referee.affinity import CpuPlan
 from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
 from referee.dask_address import parse_address
+from referee.defaults import FOLDER_FILES, FORMATS
 from referee.engine import EngineSpec
 from referee.jobs import GameJob
 from referee.match import (
@@ -76,9 +77,7 @@ from referee.report import (
 )
 from referee.sandbox import Limits, Policy, SandboxMode
 from referee.store import (
-    LOCK_NAME,
     RECORDS_NAME,
-    STORE_NAME,
     FaultRow,
     GameResult,
     Scheduled,
@@ -91,7 +90,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FORMATS: Final = ("round-robin", "gauntlet")
 DEFAULT_EVENT: Final = "ginref tournament"
 MAX_GAMES: Final = 100_000
 """The most games a tournament may schedule in all. Its store lists every game from the start,
@@ -967,14 +965,6 @@ class LocalBackend:
 
 # ------------------------------------------------------------------------------------------
 # Creating, resuming and running
-
-
-FOLDER_FILES: Final = tuple(
-    [LOCK_NAME, RECORDS_NAME, RECORDS_NAME + ".new"]
-    + [STORE_NAME + end for end in ("", "-wal", "-shm", "-journal", ".new", ".new-journal")]
-)
-"""The files a tournament writes, replaces or removes in its folder: where one exists it must
-be a regular file (``referee.outputs.check_folder``), so that no device or link is harmed."""
 
 
 def open_tournament(

@@ -9,27 +9,56 @@ usable without click.
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ginproto import __version__
-from referee.cli.check import check
-from referee.cli.match import match
-from referee.cli.play import play
-from referee.cli.replay import replay
-from referee.cli.stats import stats
-from referee.cli.tournament import tournament
+
+# Each command is imported when it runs (or shows its help), so that a command imports only
+# what it uses: ``ginref match`` neither the tournament store nor the conformance battery.
+COMMANDS = {
+    "check": "referee.cli.check",
+    "match": "referee.cli.match",
+    "play": "referee.cli.play",
+    "replay": "referee.cli.replay",
+    "stats": "referee.cli.stats",
+    "tournament": "referee.cli.tournament",
+}
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are the module-level command of the same name in each module
+    of ``lazy``, imported on first use (click's "lazily loading subcommands")."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            command = getattr(importlib.import_module(self.lazy[cmd_name]), cmd_name)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self.lazy[cmd_name]}.{cmd_name} is not a click command")
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, prog_name="ginref")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for every line).")
 def cli(verbose: int) -> None:
@@ -40,10 +69,6 @@ def cli(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
-for command in (match, replay, check, tournament, play, stats):
-    cli.add_command(command)
 
 
 class StandardOutputError(OSError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from referee.check import CHECKS, CheckResult, run_checks
 from referee.cli.options import (
     announce_sandbox,
     engine_limits,
@@ -15,7 +14,6 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
-from referee.engine import EngineSpec, EngineSpecError
 
 
 @click.command()
@@ -54,6 +52,9 @@ def check(
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
+    from referee.check import CHECKS, CheckResult, run_checks  # imported only when it runs
+    from referee.engine import EngineSpec, EngineSpecError
+
     pairs = []
     for item in options:
         name, sep, value = item.partition("=")

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ginproto.record import GameRecord, RecordError, record_from_log
 from ginproto.rules import Variant
 from referee.cli.options import (
     OUTPUT_FILE,
@@ -35,29 +34,15 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
-from referee.clock import TimeControl, TimeControlError
-from referee.dask_backend import DaskError
-from referee.engine import EngineSpec
-from referee.match import (
-    JobRunner,
-    MatchConfig,
-    MatchInterrupted,
-    MatchResult,
-    Played,
-    cpu_plan,
-    engine_names,
-    match_json,
-    run_jobs,
-    run_match,
-    sprt_json,
-)
-from referee.preflight import EngineNotReady
-from referee.progress import Progress
-from referee.report import Standings
-from referee.stats import SPRT
+from referee.dask_address import DaskError
 
 if TYPE_CHECKING:
+    from ginproto.record import GameRecord
+    from referee.clock import TimeControl
     from referee.dask_backend import DaskCluster
+    from referee.engine import EngineSpec
+    from referee.match import JobRunner, MatchConfig, MatchResult, Played
+    from referee.report import Standings
 
 
 VARIANTS = [v.value for v in Variant]
@@ -213,6 +198,21 @@ def match(
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
     """
+    # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
+    from ginproto.record import record_from_log
+    from referee.clock import TimeControl, TimeControlError
+    from referee.match import (
+        MatchConfig,
+        MatchInterrupted,
+        cpu_plan,
+        engine_names,
+        run_jobs,
+        run_match,
+    )
+    from referee.preflight import EngineNotReady
+    from referee.progress import Progress
+    from referee.stats import SPRT
+
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
@@ -345,6 +345,8 @@ def match(
 
 
 def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, games: int) -> None:
+    from referee.match import match_json, sprt_json
+
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
         click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
         return
@@ -362,6 +364,7 @@ def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, game
 def _write_report(
     records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
 ) -> None:
+    from ginproto.record import RecordError
     from referee.html.report import write_match_report  # the page's assets load only when asked
 
     title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
@@ -386,6 +389,8 @@ def _interrupted(
     """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
     recorded); before the first game finished, standard output stays empty."""
+    from referee.match import match_json
+
     played = result.played if result is not None else 0
     click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
     if result is not None and config is not None and played:

@@ -8,18 +8,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ginproto.protocol import check_rules_fit
-from ginproto.rules import Rules, RulesError
 from referee import outputs
-from referee.affinity import CpuPlan
-from referee.clock import DEFAULT_MARGIN, TimeControlError, duration
-from referee.engine import EngineSpec, EngineSpecError
-from referee.match import random_seed as random_seed
-from referee.outputs import remove_if_empty as remove_if_empty
-from referee.sandbox import Limits, SandboxError, SandboxMode, start_warnings
+from referee.defaults import DEFAULT_MARGIN
+from referee.sandbox import SandboxMode
 
+# The machinery (the protocol, the engines, the outputs) is imported by the functions that use
+# it, when a command runs: declaring the options, for a command's --help, needs none of it.
 if TYPE_CHECKING:
+    from ginproto.rules import Rules
+    from referee.affinity import CpuPlan
     from referee.dask_backend import DaskCluster
+    from referee.engine import EngineSpec
+    from referee.sandbox import Limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +54,8 @@ class Duration(click.ParamType[float]):
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> float:
+        from referee.clock import TimeControlError, duration
+
         if isinstance(value, float):
             text: object = value
         else:
@@ -287,6 +289,8 @@ def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
 def announce_sandbox(mode: SandboxMode) -> None:
     """Print the sandbox's warning lines on stderr (where it cannot run, or a limit cannot
     be enforced); with ``require``, refuse to start where it cannot run."""
+    from referee.sandbox import SandboxError, start_warnings
+
     try:
         lines = start_warnings(mode)
     except SandboxError as exc:
@@ -310,6 +314,8 @@ def engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
 
 def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
     """Each engine's limits from ``--limit [N:]NAME=VALUE`` options."""
+    from referee.sandbox import Limits
+
     per_engine: list[dict[str, str]] = [{} for _ in range(count)]
     for item in items:
         target, rest = engine_prefix(item, count, "--limit")
@@ -331,6 +337,8 @@ def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
 
 def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = ()) -> list[str]:
     """``referee.outputs.reserve_paths``, a failure being a clear message (exit 1)."""
+    from referee import outputs
+
     try:
         return outputs.reserve_paths(paths, folders)
     except OSError as exc:
@@ -348,6 +356,8 @@ def sandboxed(
 ) -> tuple[EngineSpec, ...]:
     """``referee.outputs.sandboxed``, a failure to make an output file being a clear message
     (exit 1)."""
+    from referee import outputs
+
     try:
         return outputs.sandboxed(specs, mode, limits, network, files, folders, readable)
     except OSError as exc:
@@ -363,6 +373,9 @@ def _cannot_write(exc: OSError) -> click.ClickException:
 
 def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules:
     """The rules from ``--variant`` and ``--rule NAME=VALUE`` options."""
+    from ginproto.protocol import check_rules_fit
+    from ginproto.rules import Rules, RulesError
+
     if variant is None:
         variant = "threehanded" if engines == 3 else "standard"
     items = rule_items(rule)
@@ -386,6 +399,8 @@ def parse_engines(
 ) -> tuple[EngineSpec, ...]:
     """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
     ``--env [N:]NAME=VALUE``."""
+    from referee.engine import EngineSpec, EngineSpecError
+
     per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
     for item in options:
         target, item_rest = engine_prefix(item, len(engines), "--option")
@@ -422,6 +437,20 @@ def parse_engines(
         except EngineSpecError as exc:
             raise click.BadParameter(str(exc), param_hint="ENGINES") from None
     return tuple(specs)
+
+
+def random_seed() -> int:
+    """``referee.match.random_seed``: a seed for a run given none."""
+    from referee.match import random_seed
+
+    return random_seed()
+
+
+def remove_if_empty(paths: Sequence[str]) -> None:
+    """``referee.outputs.remove_if_empty``: remove the files a refused run made and left empty."""
+    from referee.outputs import remove_if_empty
+
+    remove_if_empty(paths)
 
 
 def parse_seed(seed: str | None) -> int | str:

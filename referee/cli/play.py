@@ -11,12 +11,11 @@ from __future__ import annotations
 import datetime
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ginproto.record import EngineInfo, append_game, record_from_log
-from ginproto.rules import Rules, Variant
-from ginproto.table import Player, play_game, role_draw
+from ginproto.rules import Variant
 from referee.cli.options import (
     OUTPUT_FILE,
     OUTPUTS_HELP,
@@ -32,12 +31,14 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
-from referee.play import VARIANTS, HumanPlayer, Leaving, catch_interrupts, play_style
 
+# The game machinery and the person's seat are imported when the command runs.
+if TYPE_CHECKING:
+    from ginproto.rules import Rules
+    from ginproto.table import Player
+
+VARIANTS = [v.value for v in Variant]
 ROLES = ("box", "captain", "sitter")
-EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
-"""The command's exit status by how the person left the game (``None``: at its end, or by
-``quit``)."""
 
 
 @click.command("play", epilog=OUTPUTS_HELP)
@@ -139,8 +140,11 @@ def play(
         ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
         ginref play simple random --role captain
     """
+    from ginproto.record import EngineInfo, append_game, record_from_log
+    from ginproto.table import play_game
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
+    from referee.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
     from referee.preflight import EngineNotReady, ready
 
     given = (engine,) if engine2 is None else (engine, engine2)
@@ -250,6 +254,8 @@ def _person(
     rules: Rules, first: bool | None, number: int | None, role: str | None, seed: int | str
 ) -> int:
     """The person's player number, from ``--first/--second``, ``--player`` or ``--role``."""
+    from ginproto.table import role_draw
+
     given = {"--first/--second": first, "--player": number, "--role": role}
     chosen = [option for option, value in given.items() if value is not None]
     if len(chosen) > 1:

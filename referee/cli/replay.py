@@ -10,25 +10,20 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from ginproto.openspiel import export_hands
-from ginproto.record import (
-    GameRecord,
-    HandStart,
-    Play,
-    RecordError,
-    RecordReader,
-    read_games,
-)
-from ginproto.replay import FileReport, replay_game, verify_game
 from referee.cli.options import OUTPUT_FILE, OUTPUTS_HELP
-from referee.replay import MAX_SHOWN_ERRORS, Quit, Renderer, choose_style, json_hands
+
+# The records, the rules and the renderer are imported by the functions that use them.
+if TYPE_CHECKING:
+    from ginproto.record import GameRecord, RecordError
 
 
 def _records(file: str) -> Iterator[GameRecord]:
+    from ginproto.record import RecordReader, read_games
+
     if file == "-":
         yield from RecordReader(sys.stdin.buffer, "<stdin>")
     else:
@@ -38,6 +33,8 @@ def _records(file: str) -> Iterator[GameRecord]:
 def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
     """Print each error once, in the order found (the first wrong line first), then exit 1
     with ``summary``."""
+    from referee.replay import MAX_SHOWN_ERRORS
+
     for error in errors[:MAX_SHOWN_ERRORS]:
         click.echo(str(error), err=True)
     if len(errors) > MAX_SHOWN_ERRORS:
@@ -97,6 +94,8 @@ def replay(
     The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
     otherwise exit 1 naming the first wrong line as FILE:LINE and why.
     """
+    from ginproto.record import RecordError
+
     if sum((verify, as_json, openspiel, step, html_out is not None)) > 1:
         raise click.UsageError("choose one of --verify, --json, --openspiel, --step and --html")
     if html_out is not None and hand_no is not None:
@@ -109,6 +108,8 @@ def replay(
         elif as_json:
             _json(file, game_no, hand_no)
         elif openspiel:
+            from ginproto.openspiel import export_hands
+
             _json(file, game_no, hand_no, export_hands)
         elif html_out is not None:
             _html(file, game_no, html_out)
@@ -139,6 +140,8 @@ def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]
 
 def _hands(record: GameRecord) -> list[int]:
     """The hand numbers a record's game holds."""
+    from ginproto.record import HandStart
+
     return [i.number for i in record.items if isinstance(i, HandStart)]
 
 
@@ -165,6 +168,9 @@ def _with_hand(
 
 
 def _verify(file: str, game_no: int | None) -> None:
+    from ginproto.record import HandStart, Play
+    from ginproto.replay import FileReport, verify_game
+
     report = FileReport()
     for _, record in _selected(file, game_no):
         errors = verify_game(record)
@@ -191,8 +197,13 @@ def _json(
     file: str,
     game_no: int | None,
     hand_no: int | None,
-    hands: Callable[[GameRecord, int], Iterable[dict[str, Any]]] = json_hands,
+    hands: Callable[[GameRecord, int], Iterable[dict[str, Any]]] | None = None,
 ) -> None:
+    """JSON lines of the hands, by ``hands`` (default: ``referee.replay.json_hands``)."""
+    from ginproto.replay import verify_game
+    from referee.replay import json_hands
+
+    hands = hands or json_hands
     out = sys.stdout
     for number, record in _with_hand(file, game_no, hand_no):
         errors = verify_game(record)
@@ -229,6 +240,10 @@ def _keyboard() -> IO[str] | None:
 def _show(
     file: str, game_no: int | None, hand_no: int | None, step: bool, colour: bool | None
 ) -> None:
+    from ginproto.record import RecordError
+    from ginproto.replay import replay_game, verify_game
+    from referee.replay import Quit, Renderer, choose_style
+
     out = sys.stdout
     style = choose_style(out, colour)
     keys = _keyboard() if step else None

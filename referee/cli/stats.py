@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import TYPE_CHECKING
 
 import click
 
-from ginproto.record import RecordError
-from referee.report import RecordStandings, finite_json, summarize_records
+if TYPE_CHECKING:
+    from referee.report import RecordStandings
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,9 @@ def stats(files: tuple[str, ...], as_json: bool) -> None:
 
         ginref stats run1.gin run2.gin --json
     """
+    from ginproto.record import RecordError
+    from referee.report import finite_json, summarize_records
+
     if files.count("-") > 1:
         raise click.UsageError("standard input ('-') can be read only once")
     try:

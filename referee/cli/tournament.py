@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ginproto.record import RecordError
 from ginproto.rules import Variant
 from referee.cli.options import (
     OUTPUT_FILE,
@@ -43,26 +41,14 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
-from referee.dask_backend import DaskBackend, DaskError
-from referee.preflight import EngineNotReady, preflight
-from referee.progress import Progress
-from referee.store import RECORDS_NAME, DirectoryLock, GameResult, Scheduled, Store, StoreError
-from referee.tournament import (
-    FOLDER_FILES,
-    FORMATS,
-    Backend,
-    ConfigError,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    TournamentStandings,
-    build_config,
-    cpu_plan,
-    load_config,
-    open_tournament,
-    run_tournament,
-    verify_tournament,
-)
+from referee.dask_address import DaskError
+from referee.defaults import FOLDER_FILES, FORMATS
+
+# The store (SQLite), the tournament machinery and the Dask backend are imported by the
+# functions that use them, when the command runs.
+if TYPE_CHECKING:
+    from referee.store import GameResult, Scheduled, Store
+    from referee.tournament import Backend, TournamentConfig
 
 EXAMPLE = """\
 \b
@@ -226,6 +212,9 @@ def tournament(
 
         ginref tournament --verify cup-results
     """
+    from referee.store import Store, StoreError
+    from referee.tournament import ConfigError, build_config, cpu_plan, load_config
+
     for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
         if folder is not None and not folder.strip():
             raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
@@ -289,6 +278,12 @@ def tournament(
 
 def _verify(directory: str) -> None:
     """Print each stored game that its records contradict, and a summary; exit 1 if any."""
+    import sqlite3
+
+    from ginproto.record import RecordError
+    from referee.store import Store, StoreError
+    from referee.tournament import verify_tournament
+
     try:
         with Store.open(directory) as store:
             report = verify_tournament(store)
@@ -320,6 +315,9 @@ def _run(
     html_out: str | None = None,
     config: str | None = None,
 ) -> None:
+    from referee.store import DirectoryLock, StoreError
+    from referee.tournament import open_tournament
+
     try:
         os.makedirs(directory, exist_ok=True)
         if stderr_dir:
@@ -345,7 +343,9 @@ def _run(
 
 
 def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
+    from ginproto.record import RecordError
     from referee.html.report import write_match_report  # the page's assets load only when asked
+    from referee.store import RECORDS_NAME
 
     records = os.path.join(directory, RECORDS_NAME)
     try:
@@ -365,6 +365,8 @@ def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: 
 
 def _preflight(cfg: TournamentConfig) -> None:
     """Every engine starts, completes its handshake and declares its options, or exit 1."""
+    from referee.preflight import EngineNotReady, preflight
+
     try:
         preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
     except EngineNotReady as exc:
@@ -374,9 +376,13 @@ def _preflight(cfg: TournamentConfig) -> None:
 def _backend(cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str]) -> Backend:
     """Local workers, or the Dask cluster, connected and with every engine checked on every
     worker before game 1. A sandboxed engine sees none of the ``hidden`` paths."""
+    from referee.tournament import JobContext, LocalBackend
+
     context = JobContext.of(cfg, stderr_dir, hidden)
     if cfg.dask is None:
         return LocalBackend(context, cfg.concurrency)
+    from referee.dask_backend import DaskBackend
+
     cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
     backend = DaskBackend(cluster, context)
     try:
@@ -396,6 +402,13 @@ def _play(
     quiet: bool,
     html_out: str | None = None,
 ) -> None:
+    import sqlite3
+
+    from referee.dask_backend import DaskBackend
+    from referee.progress import Progress
+    from referee.store import StoreError
+    from referee.tournament import TournamentStandings, run_tournament
+
     names = store.names
     done, total = store.counts()
     if not quiet:
