@@ -390,7 +390,21 @@ def load_config(
         raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{name}: too deeply nested (arrays or tables in each other)") from None
-    return build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
+    config = build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
+    check_size(config, f"{name}: ")
+    return config
+
+
+def check_size(config: TournamentConfig, where: str = "") -> None:
+    """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
+    store lists every game from the start, so a count such as 10**12 would fill the disk."""
+    groups = len(pairings(config.format, len(config.engines), config.rules.players))
+    if config.games * groups > MAX_GAMES:
+        raise ConfigError(
+            f"{where}games = {config.games} per pairing, over {groups} pairing"
+            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f" holds at most {MAX_GAMES}, since its store lists every game from the start"
+        )
 
 
 def build_config(
@@ -503,13 +517,6 @@ def build_config(
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
             f" ([[engines]] tables), not {len(engines)}"
-        )
-    groups = len(pairings(fmt, len(engines), rules.players))
-    if games * groups > MAX_GAMES:
-        raise ConfigError(
-            f"{where}games = {games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {games * groups} games: a tournament holds"
-            f" at most {MAX_GAMES}, since its store lists every game from the start"
         )
     return TournamentConfig(
         engines=engines,
@@ -991,6 +998,7 @@ def open_tournament(
                 f"{folder} already holds a records file ({records.name}) but no tournament;"
                 " choose another output directory"
             )
+        check_size(config)
         p = plan(config)
         return Store.create(
             folder, config.settings(), config.names, p.pairings, p.games, config.run_options()
@@ -1246,6 +1254,7 @@ __all__ = [
     "TournamentConfig",
     "TournamentStandings",
     "build_config",
+    "check_size",
     "diff_settings",
     "job_of",
     "load_config",
@@ -1258,4 +1267,5 @@ __all__ = [
     "run_tournament",
     "stored_config",
     "summary_from_json",
+    "verify_tournament",
 ]
