@@ -1,10 +1,42 @@
-"""Test configuration: slow soak tests run under CI (CI=true) or with --slow."""
+"""Test configuration: slow soak tests run under CI (CI=true) or with --slow; and the run's
+reaper (tests/reaper.py), which ends every process the run started when pytest ends, even by
+``kill -9``."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
+
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the reaper, in the main process only (a pytest-xdist worker is one of the
+    processes it watches), before any test starts a process."""
+    if hasattr(config, "workerinput"):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="ginproto-reaper-"))
+    subprocess.Popen(
+        [sys.executable, str(REAPER), str(os.getpid()), str(folder)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # out of pytest's group: a killpg of the run leaves it watching
+    )
+    deadline = time.monotonic() + 10
+    while not (folder / "ready").exists():
+        if time.monotonic() > deadline:
+            raise pytest.UsageError(f"the test run's reaper ({REAPER}) did not start")
+        time.sleep(0.01)
+    cgroup = folder / "cgroup"
+    if cgroup.exists():  # everything this process starts from now on is in the reaper's cgroup
+        Path(cgroup.read_text(), "cgroup.procs").write_text(str(os.getpid()))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
