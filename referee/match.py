@@ -578,6 +578,11 @@ def engine_names(config: MatchConfig, *, check: bool = True) -> list[str]:
         printable(spec.name or name or spec.label, ID_LIMIT)
         for spec, name in zip(config.engines, found, strict=True)
     ]
+    return numbered(names)
+
+
+def numbered(names: Sequence[str]) -> list[str]:
+    """``names`` as shown, a repeated one numbered from its second (``Simple``, ``Simple#2``)."""
     seen: dict[str, int] = {}
     out = []
     for name in names:

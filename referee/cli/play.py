@@ -276,9 +276,6 @@ def _person(
 
 def _display_names(names: list[str]) -> list[str]:
     """Engine names as shown, repeated ones numbered ``#2`` (as ``ginref match`` shows them)."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
+    from referee.match import numbered
+
+    return numbered(names)
