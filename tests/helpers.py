@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from ginproto.cards import DECK, Card, parse_cards
 from ginproto.game import Entry, Game, GameView
@@ -89,3 +92,38 @@ def first_view(rules: Rules | None = None, seed: int = 1) -> GameView:
     except Stop:
         return views[0]
     raise AssertionError("the game asked for no decision")
+
+
+def sql(folder: Path, statement: str, *args: object) -> list[tuple[Any, ...]]:
+    """Run one SQL statement on the tournament store in ``folder`` (to read it, or to tamper
+    with it as an adversary would) and commit."""
+    from referee.defaults import STORE_NAME
+
+    db = sqlite3.connect(folder / STORE_NAME)
+    try:
+        rows = db.execute(statement, args).fetchall()
+        db.commit()
+    finally:
+        db.close()
+    return rows
+
+
+def killed_by_a_limit(script: str, policy: Any) -> str:
+    """Run the Python ``script`` in the sandbox under ``policy``: it prints ``ready``, and is
+    sent ``go``, after which it must die; the reason ``EngineExited`` gives (``"disk limit 1
+    MiB: ..."``). AssertionError if it lives on."""
+    import sys
+
+    from referee.process import EngineExited, EngineProcess
+
+    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
+    try:
+        assert process.read_line(30) == "ready"
+        process.send("go")
+        try:
+            line = process.read_line(30)
+        except EngineExited as exc:
+            return str(exc)
+        raise AssertionError(f"the engine went on after go: {line!r}")
+    finally:
+        process.close()

@@ -10,7 +10,6 @@ import random
 import shlex
 import shutil
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import sql
 
 from ginproto.record import (
     RecordReader,
@@ -332,16 +332,6 @@ def verify(out: Path) -> Result:
 
 def resume(out: Path) -> Result:
     return CliRunner().invoke(cli, ["tournament", "--resume", str(out), "-q"])
-
-
-def sql(out: Path, statement: str, *args: object) -> list[tuple[Any, ...]]:
-    db = sqlite3.connect(out / STORE_NAME)
-    try:
-        rows = db.execute(statement, args).fetchall()
-        db.commit()
-    finally:
-        db.close()
-    return rows
 
 
 def test_an_untouched_store_verifies(out: Path) -> None:

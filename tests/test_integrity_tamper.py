@@ -9,17 +9,16 @@ second is where the adversary takes whole, self-consistent games from (a deal of
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import sql
 
 from referee.cli import cli
-from referee.store import RECORDS_NAME, STORE_NAME
+from referee.store import RECORDS_NAME
 from referee.tournament import load_config, open_tournament, run_tournament
 
 GINREF = str(Path(sys.executable).with_name("ginref"))
@@ -59,16 +58,6 @@ def out(played: tuple[Path, Path], tmp_path: Path) -> Path:
 @pytest.fixture
 def other(played: tuple[Path, Path]) -> Path:
     return played[1]
-
-
-def sql(folder: Path, statement: str, *args: object) -> list[tuple[Any, ...]]:
-    db = sqlite3.connect(folder / STORE_NAME)
-    try:
-        rows = db.execute(statement, args).fetchall()
-        db.commit()
-    finally:
-        db.close()
-    return rows
 
 
 def rewrite_records_file(folder: Path) -> None:

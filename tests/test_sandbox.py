@@ -25,11 +25,12 @@ from pathlib import Path
 import pexpect  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner
+from helpers import killed_by_a_limit
 
 from referee import sandbox
 from referee.cli import cli
 from referee.engine import EngineSpec
-from referee.process import EngineExited, EngineProcess
+from referee.process import EngineProcess
 from referee.sandbox import GiB, Limits, MiB, Policy, SandboxMode, parse_size, support
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -467,15 +468,8 @@ def test_without_cgroups_memory_is_limited_by_rlimit(monkeypatch: pytest.MonkeyP
     ]
     script = "import sys; print('ready', flush=True); sys.stdin.readline(); b = b'1' * (512 << 20)"
     policy = Policy(limits=Limits(memory=256 * MiB))
-    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
-    try:
-        assert process.read_line(30) == "ready"
-        process.send("go")
-        with pytest.raises(EngineExited) as error:
-            process.read_line(30)
-    finally:
-        process.close()
-    assert str(error.value).startswith("memory limit 256 MiB: "), str(error.value)
+    reason = killed_by_a_limit(script, policy)
+    assert reason.startswith("memory limit 256 MiB: "), reason
 
 
 @needs_sandbox
@@ -485,15 +479,8 @@ def test_the_disk_limit_is_the_size_of_tmp() -> None:
         "open('/tmp/home/big', 'wb').write(b'1' * (2 << 20))"
     )
     policy = Policy(limits=Limits(disk=MiB))
-    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
-    try:
-        assert process.read_line(30) == "ready"
-        process.send("go")
-        with pytest.raises(EngineExited) as error:
-            process.read_line(30)
-    finally:
-        process.close()
-    assert str(error.value).startswith("disk limit 1 MiB: "), str(error.value)
+    reason = killed_by_a_limit(script, policy)
+    assert reason.startswith("disk limit 1 MiB: "), reason
 
 
 @needs_sandbox

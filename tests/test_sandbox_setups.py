@@ -21,9 +21,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import killed_by_a_limit
 
 from referee import sandbox, sandbox_view
-from referee.process import EngineExited, EngineProcess
+from referee.process import EngineProcess
 from referee.sandbox import Limits, MiB, Policy, support
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,15 +270,8 @@ def test_dev_shm_holds_no_more_than_the_disk_limit() -> None:
         "sys.stdin.readline()"
     )
     policy = Policy(limits=Limits(disk=MiB), workdir=False)
-    process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
-    try:
-        assert process.read_line(30) == "ready"
-        process.send("go")
-        with pytest.raises(EngineExited) as error:
-            process.read_line(30)
-    finally:
-        process.close()
-    assert str(error.value).startswith("disk limit 1 MiB: "), str(error.value)
+    reason = killed_by_a_limit(script, policy)
+    assert reason.startswith("disk limit 1 MiB: "), reason
 
 
 # ------------------------------------------------------------------------------ closed pipes
