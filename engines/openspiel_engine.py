@@ -105,7 +105,7 @@ class OpenSpielEngine(Engine):
         self._factory = factory
         if name is not None:
             self.name = name  # type: ignore[misc]
-        self._games: dict[str, Any] = {}
+        self._games: dict[str, tuple[Any, Any]] = {}
 
     def make_bot(self, game: Any, player: int, seed: int) -> Any:
         """The bot (or policy) that plays OpenSpiel ``player`` in ``game`` for one decision."""
@@ -123,13 +123,15 @@ class OpenSpielEngine(Engine):
     def discard(self, view: GameView) -> Move:
         return self._act(view.hand)
 
-    def _game(self, params: osp.Params) -> Any:
+    def _game(self, params: osp.Params) -> tuple[Any, Any]:
+        """The OpenSpiel game for ``params`` and its initial state, loaded once: a decision
+        clones the state (a new initial state costs OpenSpiel about 150 times a clone)."""
         text = params.game_string
-        game = self._games.get(text)
-        if game is None:
+        loaded = self._games.get(text)
+        if loaded is None:
             game = _pyspiel().load_game("gin_rummy", params.as_dict())
-            self._games[text] = game
-        return game
+            loaded = self._games[text] = (game, game.new_initial_state())
+        return loaded
 
     def _act(self, hand: HandView) -> Move:
         move = self.ask(hand)
@@ -149,8 +151,8 @@ class OpenSpielEngine(Engine):
         if rebuilt.terminal:
             logger.info("OpenSpiel's hand is over: %s", ", ".join(rebuilt.notes))
             return None
-        game = self._game(rebuilt.params)
-        state = game.new_initial_state()
+        game, initial = self._game(rebuilt.params)
+        state = initial.clone()
         for action in rebuilt.actions:
             state.apply_action(action)
         if state.current_player() != rebuilt.player:

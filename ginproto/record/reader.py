@@ -261,9 +261,22 @@ def _parse_header(text: str) -> Header:
     return Header(name, value)
 
 
+# The play lines already read, each as what makes a new item of it: a game has a few hundred
+# of them, drawn from a few thousand distinct texts. Bounded, for a file of odd lines.
+_PLAYS: dict[str, tuple[int, Move, Card | None]] = {}
+_ADVICE: dict[str, tuple[int, Move]] = {}
+_KNOWN_MAX = 20_000
+
+
 def parse_line(text: str) -> Item:
     """Parse one line of a game (not the ``%ginrec`` line). Raises ``RecordSyntaxError``
     (without a line number) if the line is not in the format's one canonical form."""
+    play = _PLAYS.get(text)
+    if play is not None:
+        return Play(*play)
+    advice = _ADVICE.get(text)
+    if advice is not None:
+        return Advice(*advice)
     try:
         item = _parse(text)
     except _Bad as exc:
@@ -271,6 +284,14 @@ def parse_line(text: str) -> Item:
     canonical = item.text()
     if canonical != text:
         raise RecordSyntaxError(f"not in the canonical form; expected {_excerpt(canonical, 200)}")
+    if isinstance(item, Play | Advice):
+        if len(_PLAYS) + len(_ADVICE) >= _KNOWN_MAX:
+            _PLAYS.clear()
+            _ADVICE.clear()
+        if isinstance(item, Play):
+            _PLAYS[text] = (item.player, item.move, item.card)
+        else:
+            _ADVICE[text] = (item.player, item.move)
     return item
 
 
