@@ -22,6 +22,7 @@ _MODULES: dict[str, str] = {
     "random": "engines.random_engine",
     "simple": "engines.simple_engine",
     "expert": "engines.expert_engine",
+    "camper": "engines.camper_engine",
 }
 
 _MODULE_ARGS: dict[str, tuple[str, ...]] = {

@@ -42,7 +42,7 @@ def failed(lines: dict[str, str]) -> set[str]:
     return {name for name, line in lines.items() if line.startswith("FAIL")}
 
 
-@pytest.mark.parametrize("engine", ["random", "simple", "expert", "js-simple"])
+@pytest.mark.parametrize("engine", ["random", "simple", "expert", "camper", "js-simple"])
 def test_every_sample_engine_passes(engine: str) -> None:
     if engine == "js-simple" and shutil.which("node") is None:
         if IN_CI:
