@@ -35,6 +35,7 @@ from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
 from referee.jobs import GameJob
 from referee.match import Played, Seats
+from referee.preflight import launch_isolated
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,19 @@ def check_engines(check: EngineCheck) -> list[tuple[str | None, str | None, str 
     None)`` when it works, ``(None, None, what went wrong)`` when it does not."""
     specs, control, startup_timeout = check
     out: list[tuple[str | None, str | None, str | None]] = []
-    for spec in specs:
-        player = EnginePlayer(spec, control, startup_timeout)
-        try:
-            player.start()
-            out.append((player.id.name, player.id.version, None))
-        except PlayerFault as fault:
-            out.append((None, None, fault.detail))
-        finally:
+    players = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
+    try:
+        launch_isolated(players)  # the sandboxed ones load together
+        for player in players:
+            try:
+                player.start()
+                out.append((player.id.name, player.id.version, None))
+            except PlayerFault as fault:
+                out.append((None, None, fault.detail))
+            finally:
+                player.close()
+    finally:
+        for player in players:
             player.close()
     return out
 

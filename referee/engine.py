@@ -146,28 +146,33 @@ class EnginePlayer:
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
         self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
         self._stderr_error: OSError | None = None
+        self._launched = False  # the process was started by `launch`: no handshake yet
 
     @property
     def name(self) -> str:
         return self.spec.name or self.id.name or self.spec.label
 
     # -- lifetime --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Start the process and complete the handshake, or raise ``PlayerFault``."""
-        self.close()
+    def launch(self) -> None:
+        """Start the process, if none runs, without waiting for it: its handshake is left to
+        `start` (or to the first decision). Engines launched together load at the same time
+        instead of one after another. A process that cannot be started is not an error here:
+        `start` tries again and raises the fault."""
+        if self.process is not None:
+            return
         try:
-            self.process = EngineProcess.start(
-                list(self.spec.argv),
-                cwd=self.spec.cwd,
-                env=dict(self.spec.env),
-                name=self.spec.label,
-                stderr_path=self.stderr_path,
-                line_limit=self.line_limit,
-                on_line=self.on_line,
-                sandbox=self.spec.policy,
-            )
-        except EngineError as exc:
-            raise PlayerFault(FaultKind.CRASH, f"cannot start: {exc}") from None
+            self.process = self._spawn()
+        except PlayerFault:
+            return
+        self._launched = True
+
+    def start(self) -> None:
+        """Start the process (or take the one `launch` started) and complete the handshake,
+        or raise ``PlayerFault``."""
+        if not self._launched:
+            self.close()
+            self.process = self._spawn()
+        self._launched = False
         self.id = EngineId()
         try:
             self._send(proto.Gin())
@@ -203,6 +208,21 @@ class EnginePlayer:
             self.close()
             raise
 
+    def _spawn(self) -> EngineProcess:
+        try:
+            return EngineProcess.start(
+                list(self.spec.argv),
+                cwd=self.spec.cwd,
+                env=dict(self.spec.env),
+                name=self.spec.label,
+                stderr_path=self.stderr_path,
+                line_limit=self.line_limit,
+                on_line=self.on_line,
+                sandbox=self.spec.policy,
+            )
+        except EngineError as exc:
+            raise PlayerFault(FaultKind.CRASH, f"cannot start: {exc}") from None
+
     def ping(self) -> None:
         """``isready`` and wait for ``readyok``; ``PlayerFault`` if it does not come in time."""
         self._send(proto.IsReady())
@@ -223,6 +243,7 @@ class EnginePlayer:
 
     def close(self) -> None:
         """``quit``, a grace period, then the whole process group is killed."""
+        self._launched = False
         if self.process is not None:
             self.process.close(grace=self.quit_grace, quit_line=proto.Quit().format())
             self.stderr_tail = self.process.stderr_tail
@@ -242,7 +263,7 @@ class EnginePlayer:
         return self.process is not None and self.process.alive
 
     def _ensure_ready(self) -> None:
-        if self.process is None or not self.process.alive:
+        if self._launched or self.process is None or not self.process.alive:
             self.start()
         if self._pending_game is not None:
             message, self._pending_game = self._pending_game, None

@@ -25,10 +25,18 @@ from ginproto import protocol as proto
 from ginproto.table import PlayerFault
 from referee.clock import TimeControl
 from referee.engine import EngineId, EnginePlayer, EngineSpec
+from referee.sandbox import SandboxMode, support
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EngineNotReady", "builtin_hint", "option_problem", "preflight", "ready"]
+__all__ = [
+    "EngineNotReady",
+    "builtin_hint",
+    "launch_isolated",
+    "option_problem",
+    "preflight",
+    "ready",
+]
 
 _TAIL_LINES = 3
 _TAIL_CHARS = 300
@@ -76,16 +84,29 @@ def ready(player: EnginePlayer) -> None:
 def preflight(
     specs: Sequence[EngineSpec], control: TimeControl, startup_timeout: float
 ) -> list[EngineId]:
-    """`ready` for each engine in turn, each stopped again after; what each said of itself."""
+    """`ready` for each engine in turn, each stopped again after; what each said of itself.
+    The sandboxed ones are launched together first (`launch_isolated`)."""
+    players = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
     ids = []
-    for spec in specs:
-        player = EnginePlayer(spec, control, startup_timeout)
-        try:
+    try:
+        launch_isolated(players)
+        for player in players:
             ready(player)
             ids.append(player.id)
-        finally:
+            player.close()
+    finally:
+        for player in players:
             player.close()
     return ids
+
+
+def launch_isolated(players: Sequence[EnginePlayer]) -> None:
+    """`EnginePlayer.launch` those of ``players`` that run in the sandbox, so that they load
+    at the same time, where none can see or harm another. An engine that runs bare starts
+    only when its own check does, with no other engine running beside it."""
+    for player in players:
+        if player.spec.policy.mode is not SandboxMode.OFF and support().available:
+            player.launch()
 
 
 def _what(spec: EngineSpec) -> str:

@@ -172,6 +172,7 @@ class EngineSeats:
         players: list[Player] = []
         for p, e in enumerate(job.lineup):
             engine = self.engines[e]
+            engine.launch()  # the game's engines load together; each shakes hands when asked
             engine.new_game(job.index + 1, p, job.rules)
             players.append(engine)
         return players

@@ -4,6 +4,7 @@ reaper (tests/reaper.py), which ends every process the run started when pytest e
 
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -18,9 +19,11 @@ REAPER = Path(__file__).with_name("reaper.py")
 
 def pytest_configure(config: pytest.Config) -> None:
     """Start the reaper, in the main process only (a pytest-xdist worker is one of the
-    processes it watches), before any test starts a process."""
+    processes it watches), before any test starts a process; and compile the project's
+    modules (`compile_project`)."""
     if hasattr(config, "workerinput"):
         return
+    compile_project()
     folder = Path(tempfile.mkdtemp(prefix="ginproto-reaper-"))
     subprocess.Popen(
         [sys.executable, str(REAPER), str(os.getpid()), str(folder)],
@@ -37,6 +40,16 @@ def pytest_configure(config: pytest.Config) -> None:
     cgroup = folder / "cgroup"
     if cgroup.exists():  # everything this process starts from now on is in the reaper's cgroup
         Path(cgroup.read_text(), "cgroup.procs").write_text(str(os.getpid()))
+
+
+def compile_project() -> None:
+    """Write the bytecode of the project's modules (``__pycache__``, ignored by git) once, for
+    the hundreds of referee and engine processes the run starts: where PYTHONDONTWRITEBYTECODE
+    is set, or in the sandbox's read-only view of the project, none of them would write it,
+    and each would compile every module it imports anew."""
+    root = REAPER.parent.parent
+    for folder in ("ginproto", "referee", "engines", "tests/engines"):
+        compileall.compile_dir(root / folder, quiet=1)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -234,18 +234,56 @@ def ginref(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=BOUND, env=env)
 
 
+# The local runs the Dask runs are compared with, each played once for the tests that share it.
+
+
+@pytest.fixture(scope="module")
+def local_cup(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], tuple[int, int]]:
+    """The round-robin of `write_config` (2 games per pairing), played locally: its game rows
+    and its counts."""
+    folder = tmp_path_factory.mktemp("local-cup")
+    with run_api(write_config(folder, concurrency=2, games=2), folder / "whole") as whole:
+        return game_rows(whole), whole.counts()
+
+
+MATCH = ["match", "simple", "random", "--games", "8", "--seed", "41", "--duplicate", "--json"]
+
+
+@pytest.fixture(scope="module")
+def local_match(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any]:
+    """`MATCH` played locally on 2 workers: its records file and its JSON."""
+    record = tmp_path_factory.mktemp("local-match") / "local.gin"
+    local = ginref(*MATCH, "--concurrency", "2", "--record", str(record))
+    assert local.returncode == 0, local.stderr
+    return record.read_text(), json.loads(local.stdout)
+
+
+@pytest.fixture(scope="module")
+def whole_cup_of_four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The round-robin of `write_config` with 4 games per pairing, played locally without a
+    break: its folder and its ``--json`` standings."""
+    folder = tmp_path_factory.mktemp("whole-cup")
+    config = write_config(folder, concurrency=2, games=4)
+    whole = CliRunner().invoke(
+        cli, ["tournament", str(config), "-q", "--json", "-d", str(folder / "whole")]
+    )
+    assert whole.exit_code == 0, whole.output
+    return folder / "whole", json.loads(whole.output)
+
+
 # ------------------------------------------------------------------------------------------
 # The same games as a local run
 
 
 @pytest.mark.parametrize("kind", ["local", pytest.param("real", marks=pytest.mark.slow)])
 def test_a_tournament_gives_the_local_games(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    local_cup: tuple[list[Any], tuple[int, int]],
 ) -> None:
     config = write_config(tmp_path, concurrency=2, games=2)
-    with run_api(config, tmp_path / "whole") as whole:
-        expected = game_rows(whole)
-        total = whole.counts()
+    expected, total = local_cup
     result = CliRunner().invoke(
         cli,
         ["tournament", str(config), "-d", str(tmp_path / "out"), "--dask", where(kind, request)],
@@ -261,18 +299,16 @@ def test_a_tournament_gives_the_local_games(
 
 @pytest.mark.parametrize("kind", [pytest.param("local", marks=pytest.mark.slow), "real"])
 def test_a_match_gives_the_local_games(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, local_match: tuple[str, Any]
 ) -> None:
-    base = ["match", "simple", "random", "--games", "8", "--seed", "41", "--duplicate", "--json"]
-    local = ginref(*base, "--concurrency", "2", "--record", str(tmp_path / "local.gin"))
-    assert local.returncode == 0, local.stderr
     # Another number of workers than the local run's 2: the same games all the same.
     address = where(kind, request, local=3)
-    dask = ginref(*base, "--dask", address, "--record", str(tmp_path / "dask.gin"))
+    dask = ginref(*MATCH, "--dask", address, "--record", str(tmp_path / "dask.gin"))
     assert dask.returncode == 0, dask.stderr
     assert "Dask" in dask.stderr and "Traceback" not in dask.stderr
-    assert (tmp_path / "dask.gin").read_text() == (tmp_path / "local.gin").read_text()
-    assert json.loads(dask.stdout) == json.loads(local.stdout)
+    records, standings = local_match
+    assert (tmp_path / "dask.gin").read_text() == records
+    assert json.loads(dask.stdout) == standings
 
 
 def test_engines_stay_warm_and_are_closed_when_the_run_ends(
@@ -361,11 +397,13 @@ def test_stop_submits_nothing_more(cluster: DaskCluster) -> None:
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_run(real_cluster: RealCluster, tmp_path: Path) -> None:
+def test_a_worker_killed_mid_run(
+    real_cluster: RealCluster, tmp_path: Path, whole_cup_of_four: tuple[Path, Any]
+) -> None:
     """SIGKILL one worker process while it plays: its game is played again elsewhere, and the
     tournament ends with every game once, records that verify, and the local results."""
     config = write_config(tmp_path, concurrency=2, games=4)
-    with run_api(config, tmp_path / "whole") as whole:
+    with Store.open(whole_cup_of_four[0]) as whole:
         expected = game_rows(whole)
     out = tmp_path / "out"
     victim_address = real_cluster.workers()["B"]
@@ -452,14 +490,13 @@ def _games(path: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_referee_killed_and_resumed(tmp_path: Path) -> None:
+def test_the_referee_killed_and_resumed(
+    tmp_path: Path, whole_cup_of_four: tuple[Path, Any]
+) -> None:
     """kill -9 of ginref mid-run: its local cluster goes with it, and --resume (on a cluster
     again) ends with the standings of an uninterrupted run."""
     config = write_config(tmp_path, concurrency=2, games=4)
-    whole = CliRunner().invoke(
-        cli, ["tournament", str(config), "-q", "--json", "-d", str(tmp_path / "whole")]
-    )
-    assert whole.exit_code == 0, whole.output
+    whole, first = whole_cup_of_four
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [*REFEREE, "tournament", str(config), "-q", "--dask", "local:2"],
@@ -482,10 +519,10 @@ def test_the_referee_killed_and_resumed(tmp_path: Path) -> None:
     assert 3 <= done < total
     resumed = ginref("tournament", "--resume", str(out), "-q", "--json", "--dask", "local:2")
     assert resumed.returncode == 0, resumed.stderr
-    first, again = json.loads(whole.output), json.loads(resumed.stdout)
+    again = json.loads(resumed.stdout)
     assert again["engines"] == first["engines"]
     assert again["cross_table"] == first["cross_table"]
-    with Store.open(out) as a, Store.open(tmp_path / "whole") as b:
+    with Store.open(out) as a, Store.open(whole) as b:
         assert game_rows(a) == game_rows(b)
 
 

@@ -50,8 +50,35 @@ def _chromium() -> str | None:
     return None
 
 
+VIEWPORT = {"width": 1200, "height": 1000}
+
+
+class Browser:
+    """A real headless Chromium with one tab, which the tests use in turn: each loads its file
+    afresh into it, after ``about:blank`` (a new tab for every test costs several times as
+    much). `Page` registers its listeners here, so that the next test's load starts with none
+    of them."""
+
+    def __init__(self, chromium: Any) -> None:
+        self.tab = chromium.new_page(viewport=VIEWPORT)
+        self.listeners: list[tuple[str, Any]] = []
+
+    def open(self) -> Any:
+        """The tab, emptied (``about:blank``), at the default size, with no listener."""
+        for event, handler in self.listeners:
+            self.tab.remove_listener(event, handler)
+        self.listeners.clear()
+        self.tab.goto("about:blank")
+        self.tab.set_viewport_size(VIEWPORT)
+        return self.tab
+
+    def listen(self, event: str, handler: Any) -> None:
+        self.tab.on(event, handler)
+        self.listeners.append((event, handler))
+
+
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser() -> Iterator[Browser]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -66,23 +93,24 @@ def browser() -> Iterator[Any]:
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=path)
         try:
-            yield b
+            yield Browser(b)
         finally:
             b.close()
 
 
 class Page:
-    """A page of the browser, recording console errors and every request it makes."""
+    """A page loaded in the browser's tab, recording console errors and every request it
+    makes."""
 
-    def __init__(self, browser: Any, path: Path, fragment: str = "") -> None:
-        self.page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    def __init__(self, browser: Browser, path: Path, fragment: str = "") -> None:
+        self.page = browser.open()
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page.on(
+        browser.listen(
             "console", lambda m: self.errors.append(m.text) if m.type == "error" else None
         )
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.requests.append(r.url))
+        browser.listen("pageerror", lambda e: self.errors.append(str(e)))
+        browser.listen("request", lambda r: self.requests.append(r.url))
         self.url = path.resolve().as_uri()
         self.page.goto(self.url + fragment)
         self.page.wait_for_selector("html[data-ready]", timeout=10_000)
@@ -113,10 +141,29 @@ class Page:
             "#pile [data-card]", "els => els.map(e => e.dataset.card)"
         )
 
+    def state(self, players: list[int]) -> dict[str, Any]:
+        """In one look: each of ``players``' hands (by the player's number as text), the
+        pile, the position and the location's hash."""
+        state: dict[str, Any] = self.page.evaluate(
+            """players => {
+                const cards = sel => [...document.querySelectorAll(sel)].map(
+                    e => e.dataset.card);
+                const out = {pile: cards("#pile [data-card]"),
+                             position: document.documentElement.dataset.position,
+                             hash: location.hash};
+                for (const p of players) {
+                    out[String(p)] = cards(`#table .cards[data-player="${p}"] [data-card]`);
+                }
+                return out;
+            }""",
+            players,
+        )
+        return state
+
     def close(self) -> None:
+        """Check what the page did: no error, no request beyond its own file."""
         assert self.errors == [], self.errors
         assert all(u.startswith(self.url) for u in self.requests), self.requests
-        self.page.close()
 
 
 class Faulty:
@@ -243,11 +290,12 @@ def test_first_position_shows_the_deal(
     page.close()
 
 
-def _expect_after(page: Page, before: dict[str, list[str]], move: dict[str, Any]) -> None:
-    """The pile and the mover's hand changed exactly as the record's move says."""
+def _expect_after(after: dict[str, Any], before: dict[str, Any], move: dict[str, Any]) -> None:
+    """The pile and the mover's hand changed exactly as the record's move says (``Page.state``
+    before and after it)."""
     mover = move["player"]
     kind, _, rest = move["move"].partition(" ")
-    hand, pile = page.hand(mover), page.pile()
+    hand, pile = after[str(mover)], after["pile"]
     if kind in ("take", "pile"):
         assert move["card"] in hand and pile == before["pile"][:-1]
         assert before["pile"][-1] == move["card"]
@@ -270,13 +318,14 @@ def test_arrow_right_steps_one_move(
     hand = games[0][0]
     plays = [m for m in hand["moves"] if "move" in m]
     seated = [int(p) for p in hand["dealt"]]
+    state = page.state(seated)
     for number, move in enumerate(plays[:12], start=1):
-        before = {str(p): page.hand(p) for p in seated}
-        before["pile"] = page.pile()
+        before = state
         page.page.keyboard.press("ArrowRight")
-        assert page.position == f"g1h1m{number}"
-        assert page.page.evaluate("location.hash") == f"#g1h1m{number}"
-        _expect_after(page, before, move)
+        state = page.state(seated)
+        assert state["position"] == f"g1h1m{number}"
+        assert state["hash"] == f"#g1h1m{number}"
+        _expect_after(state, before, move)
     page.page.keyboard.press("ArrowLeft")
     assert page.position == f"g1h1m{min(12, len(plays)) - 1}"
     page.page.keyboard.press("End")
