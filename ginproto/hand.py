@@ -497,7 +497,7 @@ class Hand:
         mask = self._masks[self.to_move]
         allowed, wanted = _ALLOWED[phase]
         if kind not in allowed:
-            raise IllegalMoveError(f"{kind} is not allowed now: the player must {wanted}")
+            raise IllegalMoveError(f"{kind.value} is not allowed now: the player must {wanted}")
         if kind is MoveKind.PILE and self._stock_only:
             raise IllegalMoveError(
                 "after both players pass the upcard, the first draw is from the stock"

@@ -669,31 +669,32 @@ def _top_value(mask: int) -> int:
     )
 
 
-def mask_least_discard(hand: int) -> int:
+def mask_least_discard(hand: int, banned: int = -1) -> int:
     """The least deadwood left by discarding one card of the mask ``hand`` (normally 11
     cards): ``min(mask_knock_options(hand, any limit).values())``, without listing every
     discard. Each collection of disjoint melds leaves its free cards as deadwood, and the best
-    card to discard from them is the highest."""
-    if not hand:
+    card to discard from them is the highest. ``banned`` is the index of a card that may not
+    be discarded (the one just taken from the pile), or -1."""
+    allowed = hand if banned < 0 else hand & ~(1 << banned)
+    if not allowed:
         raise ValueError("no card to discard")
     if hand.bit_count() > _HAND_CARDS:
-        return min(mask_knock_options(hand, _NO_LIMIT).values())
+        return min(dw for i, dw in mask_knock_options(hand, _NO_LIMIT).items() if i != banned)
     starts, three = _meld_signs(hand)
     total = mask_value(hand)
     if not (starts or three):
-        return total - _top_value(hand)
+        return total - _top_value(allowed)
     colls = [(0, 0)]
     for m, v in _melds_at(hand, starts, three):
         colls += [(u | m, w + v) for u, w in colls if not u & m]
     best = total
     for u, w in colls:
-        free = hand & ~u
+        free = allowed & ~u
         if free:
             left = total - w - _top_value(free)
             if left < best:
                 best = left
     return best
-
 
 
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:

@@ -5,7 +5,9 @@ RULES.md card by card, every candidate meld is found by trying every subset of a
 suit's cards, and the least deadwood is found by trying every way to cover the lowest card.
 Layoffs are brute-forced over every order of laying cards onto every meld.
 It shares nothing with ``ginproto.melds``; from ``ginproto`` it uses only ``Card``'s
-``suit`` and ``rank``.
+``suit`` and ``rank``. Inside, a card is its ``(suit, rank)`` pair, so the solver does not rest
+on ``Card``'s own comparison and hashing either (and plain tuples keep it quick enough to check
+many hands); the public functions take and give ``Card``\\ s.
 """
 
 from __future__ import annotations
@@ -17,57 +19,84 @@ from itertools import combinations
 from ginproto.cards import Card
 
 Group = frozenset[Card]
+Pair = tuple[int, int]  # a card as (suit, rank)
+Pairs = frozenset[Pair]
 
 
 def card_value(card: Card) -> int:
     """Ace 1, two to ten their face value, J Q K 10 (rank 0 is the ace, 12 the king)."""
-    return min(card.rank + 1, 10)
+    return _value((card.suit, card.rank))
+
+
+def _value(card: Pair) -> int:
+    return min(card[1] + 1, 10)
+
+
+def _pairs(cards: Iterable[Card]) -> Pairs:
+    return frozenset((c.suit, c.rank) for c in cards)
 
 
 def is_meld(cards: Iterable[Card]) -> bool:
     """RULES.md: 3 or 4 cards of one rank, or 3 or more consecutive cards of one suit, ace low."""
-    group = list(cards)
+    return _is_meld([(c.suit, c.rank) for c in cards])
+
+
+def _is_meld(group: list[Pair]) -> bool:
     if len(group) < 3 or len(set(group)) != len(group):
         return False
-    if len({c.rank for c in group}) == 1:
+    ranks = sorted(rank for _, rank in group)
+    if ranks[0] == ranks[-1]:  # one rank: a set
         return len(group) <= 4
-    if len({c.suit for c in group}) != 1:
-        return False
-    ranks = sorted(c.rank for c in group)
-    return all(ranks[k + 1] == ranks[k] + 1 for k in range(len(ranks) - 1))
+    one_suit = len({suit for suit, _ in group}) == 1
+    return one_suit and ranks == list(range(ranks[0], ranks[0] + len(ranks)))
 
 
-def all_melds(cards: Iterable[Card]) -> list[Group]:
-    """Every meld inside ``cards``: each subset of 3+ cards sharing a rank or a suit that
-    passes ``is_meld``. (Every meld shares a rank or a suit, so nothing is missed.)"""
-    hand = frozenset(cards)
-    groups: list[list[Card]] = []
-    for rank in range(13):
-        groups.append(sorted(c for c in hand if c.rank == rank))
-    for suit in range(4):
-        groups.append(sorted(c for c in hand if c.suit == suit))
-    found: set[Group] = set()
+def _every_meld() -> list[Pairs]:
+    """Every meld of the deck: each subset of 3+ cards of one rank or of one suit that passes
+    the definition, in order of the sorted cards. (Every meld shares a rank or a suit, so
+    nothing is missed.)"""
+    deck = [(suit, rank) for suit in range(4) for rank in range(13)]
+    groups = [[c for c in deck if c[1] == rank] for rank in range(13)]
+    groups += [[c for c in deck if c[0] == suit] for suit in range(4)]
+    found: set[Pairs] = set()
     for group in groups:
         for size in range(3, len(group) + 1):
             for subset in combinations(group, size):
-                if is_meld(subset):
+                if _is_meld(list(subset)):
                     found.add(frozenset(subset))
-    return sorted(found, key=lambda m: sorted((c.suit, c.rank) for c in m))
+    return sorted(found, key=sorted)
 
 
-def _least_deadwood(cards: Iterable[Card]) -> Callable[[Group], int]:
-    """A function giving the least deadwood of any subset of ``cards``: the lowest card is
-    either unmelded or in one of the melds that contain it."""
-    melds = all_melds(cards)
+EVERY_MELD = _every_meld()
+# Each meld of the deck under its lowest card.
+MELDS_FROM: dict[Pair, list[Pairs]] = {}
+for _meld in EVERY_MELD:
+    MELDS_FROM.setdefault(min(_meld), []).append(_meld)
+
+
+def _all_melds(hand: Pairs) -> list[Pairs]:
+    return [meld for meld in EVERY_MELD if meld <= hand]
+
+
+def all_melds(cards: Iterable[Card]) -> list[Group]:
+    """Every meld inside ``cards``: the melds of the deck made of ``cards`` only."""
+    card_of = {(c.suit, c.rank): c for c in cards}
+    return [frozenset(card_of[p] for p in meld) for meld in _all_melds(frozenset(card_of))]
+
+
+def _least_deadwood() -> Callable[[Pairs], int]:
+    """A function giving the least deadwood of a group of cards (remembering the groups it has
+    seen): the lowest card is either unmelded or in a meld inside the group, and the lowest
+    card of the group is the lowest card of any such meld."""
 
     @cache
-    def least(left: Group) -> int:
+    def least(left: Pairs) -> int:
         if not left:
             return 0
         card = min(left)
-        result = card_value(card) + least(left - {card})
-        for meld in melds:
-            if card in meld and meld <= left:
+        result = _value(card) + least(left - {card})
+        for meld in MELDS_FROM.get(card, ()):
+            if meld <= left:
                 result = min(result, least(left - meld))
         return result
 
@@ -76,15 +105,16 @@ def _least_deadwood(cards: Iterable[Card]) -> Callable[[Group], int]:
 
 def deadwood(cards: Iterable[Card]) -> int:
     """The least deadwood of any arrangement of ``cards``."""
-    hand = frozenset(cards)
-    return _least_deadwood(hand)(hand)
+    hand = _pairs(cards)
+    return _least_deadwood()(hand)
 
 
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:
     """For each card ``c``: ``deadwood(cards - c)`` (one memo serves all the subsets)."""
     hand = frozenset(cards)
-    least = _least_deadwood(hand)
-    return {c: least(hand - {c}) for c in hand}
+    pairs = _pairs(hand)
+    least = _least_deadwood()
+    return {c: least(pairs - {(c.suit, c.rank)}) for c in hand}
 
 
 def knock_options(cards: Iterable[Card], limit: int) -> dict[Card, int]:
@@ -99,22 +129,22 @@ def layoff_deadwood(knocker_melds: Iterable[Iterable[Card]], defender: Iterable[
     meld), collects every set of cards that can be laid off together, and melds the rest of
     the defender's cards optimally.
     """
-    start = tuple(frozenset(m) for m in knocker_melds)
-    hand = frozenset(defender)
-    laid_sets: set[Group] = {frozenset()}
-    seen = {(start, frozenset[Card]())}
-    todo = [(start, frozenset[Card]())]
+    start = tuple(_pairs(m) for m in knocker_melds)
+    hand = _pairs(defender)
+    laid_sets: set[Pairs] = {frozenset()}
+    seen = {(start, frozenset[Pair]())}
+    todo = [(start, frozenset[Pair]())]
     while todo:
         melds, laid = todo.pop()
         for card in hand - laid:
             for k, meld in enumerate(melds):
-                if is_meld(meld | {card}):
+                if _is_meld(list(meld | {card})):
                     state = ((*melds[:k], meld | {card}, *melds[k + 1 :]), laid | {card})
                     if state not in seen:
                         seen.add(state)
                         todo.append(state)
                         laid_sets.add(state[1])
-    least = _least_deadwood(hand)
+    least = _least_deadwood()
     return min(least(hand - laid) for laid in laid_sets)
 
 

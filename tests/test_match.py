@@ -248,7 +248,7 @@ def test_an_engines_own_text_is_bounded_and_escaped_on_screen_and_in_records(
     result = CliRunner().invoke(
         cli,
         ["match", command, "random", "--games", "1", "--seed", "1", "--tc", "inf", "--record",
-         str(record)],
+         str(record), "--rule", "hand_cap=1"],  # one hand: random play rarely ends a game
     )
     assert result.exit_code == 0, result.output
     for raw in ("\x1b", "\x07", "\r"):
@@ -397,6 +397,7 @@ def test_env_reaches_the_engine_and_only_the_engine_it_names(tmp_path: Path) -> 
             "--env", f"PYTHONPATH={root}", "--env", "1:GIN_TEST=one", "--env", "2:GIN_TEST=two",
             "--games", "1", "-q", "--name", "1=A", "--name", "2=B",
             "--stderr-dir", str(folder),
+            "--rule", "hand_cap=1",  # one hand: two random players rarely end a game
         ],
     )
     assert result.exit_code == 0, result.output
@@ -718,6 +719,7 @@ def test_a_move_after_a_timeout_is_never_taken_as_a_later_answer(tmp_path: Path)
             "--env", f"1:PYTHONPATH={root}", "--env", f"1:LATE_MARK={tmp_path / 'mark'}",
             "--env", "1:LATE_BY=3.6",
             "--no-sandbox",  # the mark must outlive the engine's restart: a file of the host's
+            "--rule", "hand_cap=2",  # short games: two random players rarely end one
         ],
     )
     assert result.exit_code == 0, result.output

@@ -434,13 +434,13 @@ def test_knocker_arrangement_is_optimal() -> None:
 # -- Cross-checks against the naive solver ---------------------------------------------------
 
 
-def test_deadwood_matches_naive_on_random_hands() -> None:
-    """100 000 seeded random hands, half of 10 cards and half of 11."""
+@pytest.mark.parametrize("size", [10, 11])
+def test_deadwood_matches_naive_on_random_hands(size: int) -> None:
+    """100 000 seeded random hands, half of 10 cards and half of 11 (one half each)."""
     disagreements = []
-    for size in (10, 11):
-        for hand in random_hands(size, 50_000, size):
-            if deadwood(hand) != naive.deadwood(hand):
-                disagreements.append(hand)
+    for hand in random_hands(size, 50_000, size):
+        if deadwood(hand) != naive.deadwood(hand):
+            disagreements.append(hand)
     assert disagreements == []
 
 
@@ -558,11 +558,24 @@ def test_least_discard_and_mask_deadwood_match_the_naive_solver(size: int) -> No
     discard, the deadwood of a mask) agree with the brute-force solver, on random hands and on
     hands full of overlapping melds."""
     hands = random_hands(31 + size, 150, size) + dense_hands(47 + size, 150, [size])
+    rng = random.Random(size)
     for hand in hands:
-        assert mask_least_discard(cards_mask(hand)) == min(naive.discard_deadwoods(hand).values())
+        after = naive.discard_deadwoods(hand)
+        assert mask_least_discard(cards_mask(hand)) == min(after.values())
         assert mask_deadwood(cards_mask(hand)) == naive.deadwood(hand)
+        # A card that may not be discarded (just taken from the pile); one not in the hand
+        # bans nothing.
+        if size > 1:
+            banned = rng.choice(hand)
+            least = min(dw for card, dw in after.items() if card != banned)
+            assert mask_least_discard(cards_mask(hand), banned.index) == least
+        outside = rng.choice([c for c in DECK if c not in hand])
+        assert mask_least_discard(cards_mask(hand), outside.index) == min(after.values())
 
 
 def test_least_discard_of_no_cards_is_an_error() -> None:
     with pytest.raises(ValueError, match="no card"):
         mask_least_discard(0)
+    card = Card.from_str("7h")
+    with pytest.raises(ValueError, match="no card"):
+        mask_least_discard(cards_mask([card]), card.index)

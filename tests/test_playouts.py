@@ -7,12 +7,13 @@ seat could not know, every hand ends, and the scores follow the rules.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from helpers import KnockerPlayer, RandomPlayer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ginproto.cards import DECK
+from ginproto.cards import DECK, Card
 from ginproto.game import Entry, Game, GameView
 from ginproto.hand import Hand, HandResult, Outcome
 from ginproto.moves import Move, MoveKind
@@ -35,6 +36,7 @@ class Watcher:
     def __init__(self, inner: RandomPlayer, game_ref: list[Game]) -> None:
         self.inner = inner
         self.game_ref = game_ref
+        self.known = Public()
 
     def decide(self, view: GameView, decision: Decision) -> Move:
         game = self.game_ref[0]
@@ -46,7 +48,7 @@ class Watcher:
             seat = 1
         assert view.hand.seat == seat
         assert view.hand.cards == hand.cards(seat)
-        check_view_knows_only_what_it_may(hand, seat, view)
+        self.known = check_view_knows_only_what_it_may(hand, seat, view, self.known)
         return self.inner.decide(view, decision)
 
     def hand_over(self, player: int, entry: Entry) -> None:
@@ -56,28 +58,68 @@ class Watcher:
         pass
 
 
-def check_view_knows_only_what_it_may(hand: Hand, seat: int, view: GameView) -> None:
+def mask(cards: Iterable[Card]) -> int:
+    """A group of cards as a 52-bit int (bit ``card.index``): the checks below run on every
+    step, and set operations on ints are far cheaper than on sets of cards."""
+    bits = 0
+    for card in cards:
+        bits |= 1 << card.index
+    return bits
+
+
+_FROM_PILE = (MoveKind.TAKE, MoveKind.PILE)
+ALL_CARDS = mask(DECK)
+
+
+class Public:
+    """What a hand's true history has made public (every card taken from or put on the pile)
+    and each seat's own draws, read turn by turn as the history grows (a hand only appends to
+    it), so that a check at every step does not read the whole history again."""
+
+    def __init__(self, hand: Hand | None = None) -> None:
+        self.hand = hand
+        self.read = 0
+        self.public = 0
+        self.draws = [0, 0]
+
+    def of(self, hand: Hand) -> Public:
+        """This record brought up to date with ``hand`` (a fresh one for a new hand)."""
+        known = self if hand is self.hand else Public(hand)
+        history = hand.history
+        for turn in history[known.read :]:
+            card = turn.card
+            if card is not None:
+                if turn.move.kind in _FROM_PILE:
+                    known.public |= 1 << card.index
+                known.draws[turn.seat] |= 1 << card.index
+            if turn.move.card is not None:
+                known.public |= 1 << turn.move.card.index
+        known.read = len(history)
+        return known
+
+
+def check_view_knows_only_what_it_may(
+    hand: Hand, seat: int, view: GameView, known: Public | None = None
+) -> Public:
     """The view may show: the seat's own cards, the pile, cards that went through the pile
     (public), and the seat's own stock draws. Never the opponent's hidden cards or the stock."""
-    public = set(view.hand.pile)
-    for turn in hand.history:
-        if turn.move.kind in (MoveKind.TAKE, MoveKind.PILE) and turn.card is not None:
-            public.add(turn.card)
-        if turn.move.card is not None:
-            public.add(turn.move.card)
-    own_draws = {t.card for t in hand.history if t.seat == seat and t.card is not None}
-    allowed = set(hand.cards(seat)) | public | own_draws
-    shown = set(view.hand.cards) | set(view.hand.pile)
-    shown |= {t.card for t in view.hand.history if t.card is not None}
-    assert shown <= allowed, f"view shows {sorted(map(str, shown - allowed))}"
-    hidden = set(hand.cards(1 - seat)) - public
+    truth = (known or Public()).of(hand)
+    public = mask(view.hand.pile) | truth.public
+    allowed = mask(hand.cards(seat)) | public | truth.draws[seat]
+    shown = mask(view.hand.cards) | mask(view.hand.pile)
+    shown |= mask(t.card for t in view.hand.history if t.card is not None)
+    extra = shown & ~allowed
+    assert not extra, f"view shows {[str(c) for c in DECK if extra >> c.index & 1]}"
+    hidden = mask(hand.cards(1 - seat)) & ~public
     assert not shown & hidden
-    assert not shown & set(hand._stock)
+    assert not shown & mask(hand._stock)
+    return truth
 
 
 def check_cards_accounted(hand: Hand) -> None:
-    cards = list(hand.cards(0)) + list(hand.cards(1)) + list(hand.pile) + list(hand._stock)
-    assert len(cards) == 52 and set(cards) == set(DECK)
+    places = (hand.cards(0), hand.cards(1), hand.pile, hand._stock)
+    assert sum(len(cards) for cards in places) == 52
+    assert mask(card for cards in places for card in cards) == ALL_CARDS
     assert hand.stock_count >= 2
 
 

@@ -30,16 +30,16 @@ hands fell from 0.560 to 0.552), and the weighted hands are what ``samples`` the
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple
 
-from engines.expert.rollout import EVERY_DISCARD
 from ginproto.cards import DECK, Card
 from ginproto.hand import HandView
-from ginproto.melds import cards_mask, mask_deadwood, mask_knock_options
+from ginproto.melds import cards_mask, mask_deadwood, mask_least_discard
 from ginproto.moves import MoveKind
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
@@ -69,6 +69,7 @@ def _partners(card: Card) -> tuple[Card, ...]:
     return tuple(out)
 
 
+_index = attrgetter("index")
 _PARTNERS: tuple[tuple[Card, ...], ...] = tuple(_partners(c) for c in DECK)
 PARTNER_MASKS: tuple[int, ...] = tuple(sum(1 << p.index for p in ps) for ps in _PARTNERS)
 """``meld_partners`` of each card index, as a mask with bit ``card.index`` per partner."""
@@ -233,6 +234,7 @@ class Knowledge:
         hands = [self._draw(pool, uniform) for _ in range(size)]
         weights: list[float] = []
         last = self.last_discard
+        banned = -1 if self.last_taken is None else self.last_taken.index
         for hand in hands:
             mask = cards_mask(hand)
             dw = mask_deadwood(mask)
@@ -240,39 +242,56 @@ class Knowledge:
             if self.discarded and dw <= limit:
                 w *= declined * declined if dw == 0 else declined
             if last is not None and regret > 0:
-                after = mask_knock_options(mask | 1 << last.index, EVERY_DISCARD)
-                banned = -1 if self.last_taken is None else self.last_taken.index
-                best = min(v for i, v in after.items() if i != banned)
-                w *= math.exp(-regret * (after[last.index] - best))
+                # The deadwood its last discard kept (the hand drawn never holds that card,
+                # which is in the pile or this seat's hand), against its best other discard.
+                bit = 1 << last.index
+                kept = dw if not mask & bit else mask_deadwood(mask ^ bit)
+                best = mask_least_discard(mask | bit, banned)
+                w *= math.exp(-regret * (kept - best))
             weights.append(w)
         total = sum(weights)
         if total <= 0:
             return
-        share = dict.fromkeys(self.unseen, 0.0)
+        share = [0.0] * 52  # by card index; only the unseen cards' entries are read
         for hand, w in zip(hands, weights, strict=True):
             for card in hand:
-                if card in share:
-                    share[card] += w
+                share[card.index] += w
         old = self.weights
-        new = {c: keep * old[c] + (1 - keep) * share[c] / total for c in self.unseen}
+        new = {c: keep * old[c] + (1 - keep) * share[c.index] / total for c in self.unseen}
         self.weights = _normalise(new, need)
         self.stock_mass = sum(1.0 - p for p in self.weights.values())
         self.population = hands
         self.population_weights = weights
 
-    def _pool(self) -> list[tuple[float, Card]]:
-        """The unseen cards, each with the inverse of its weight (``_draw``'s exponent)."""
-        return [(1.0 / max(1e-6, self.weights[c]), c) for c in self.unseen]
+    def _pool(self) -> _Pool:
+        """What ``_draw`` draws from: the known cards in order, and the unseen cards, each
+        with the inverse of its weight (``_draw``'s exponent)."""
+        return _Pool(
+            tuple(sorted(self.opponent_known, key=_index)),
+            [1.0 / max(1e-6, self.weights[c]) for c in self.unseen],
+            list(self.unseen),
+            min(self.hidden_count, len(self.unseen)),
+        )
 
-    def _draw(
-        self, pool: list[tuple[float, Card]], uniform: Callable[[], float]
-    ) -> tuple[Card, ...]:
+    @staticmethod
+    def _draw(pool: _Pool, uniform: Callable[[], float]) -> tuple[Card, ...]:
         """The known cards plus the hidden ones drawn from ``pool`` without replacement, each
         in proportion to its weight, all at once (Efraimidis and Spirakis): the cards with the
-        largest ``u ** (1 / weight)``, ``u`` uniform."""
-        need = min(self.hidden_count, len(pool))
-        chosen = heapq.nlargest(need, pool, key=lambda item: uniform() ** item[0])
-        return (*sorted(self.opponent_known), *(c for _, c in chosen))
+        largest ``u ** (1 / weight)``, ``u`` uniform, one ``u`` per card in pool order (on a
+        tie the earlier card wins)."""
+        need = pool.need
+        if need <= 0:
+            return pool.known
+        keys = [uniform() ** exponent for exponent in pool.exponents]
+        chosen = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)[:need]
+        return (*pool.known, *map(pool.cards.__getitem__, chosen))
+
+
+class _Pool(NamedTuple):
+    known: tuple[Card, ...]
+    exponents: list[float]
+    cards: list[Card]
+    need: int
 
 
 def _normalise(odds: dict[Card, float], total: int) -> dict[Card, float]:
