@@ -25,6 +25,7 @@ uncommitted changes (they are rewritten in place). Usage::
     .venv/bin/python tests/planted_bugs.py --bug store-1 # one (the option repeats)
     .venv/bin/python tests/planted_bugs.py --list        # the bugs, without running
     .venv/bin/python tests/planted_bugs.py --json out.json
+    .venv/bin/python tests/planted_bugs.py --bug store-2 --tests tests/test_store.py
 
 Run it alone on the machine's cores: it runs real engines, sandboxes, browsers and Dask
 clusters, one bug after another.
@@ -33,6 +34,7 @@ clusters, one bug after another.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -479,6 +481,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bug", action="append", help="run this bug only (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the bugs and stop")
     parser.add_argument("--json", help="write the verdicts to this file as well")
+    parser.add_argument(
+        "--tests", action="append", help="run this test file instead of the area's (repeatable)"
+    )
     args = parser.parse_args(argv)
     ids = [b.id for b in BUGS]
     assert len(set(ids)) == len(ids), "bug ids must differ"
@@ -488,6 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             parser.error(f"no such bug: {', '.join(unknown)} (known: {', '.join(ids)})")
         chosen = [b for b in BUGS if b.id in args.bug]
+    if args.tests:
+        chosen = [dataclasses.replace(b, tests=tuple(args.tests)) for b in chosen]
     check_snippets(BUGS)
     if args.list:
         for bug in chosen:
