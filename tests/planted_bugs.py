@@ -145,7 +145,7 @@ BUGS: tuple[Bug, ...] = (
         "    for n in range(len(expected)):\n        if n not in scheduled:",
         "    for n in range(len(scheduled)):\n        if n not in scheduled:",
         "looks for deleted games over the stored schedule's length, so a deleted last game is"
-        " never missed",
+        " goes unnoticed",
         INTEGRITY,
     ),
     Bug(
