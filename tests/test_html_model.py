@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
+from ginproto.game import GameView
+from ginproto.hand import Outcome
+from ginproto.moves import Move, MoveKind
+from ginproto.record import Advice, GameRecord, Play, Result
 from ginproto.rules import Rules, Variant
 from ginproto.simulate import RandomPlayer, play_one
+from ginproto.table import Decision
 from referee.html.model import game_data
 
 SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
@@ -101,3 +106,57 @@ def test_a_stock_draw_is_shown_to_the_other_seat_without_its_card(
         assert shown(card) in move["t"]  # the seat that drew sees it
         assert shown(card) not in move["th"] and card not in move["th"], move
         assert not any(s in move["th"] for s in SUITS.values()), move
+
+
+def _plays(record: GameRecord) -> list[tuple[str, str | None]]:
+    """Each move of the record, with the sitter's advice given for it (or None)."""
+    out: list[tuple[str, str | None]] = []
+    advice: str | None = None
+    for item in record.events:
+        if isinstance(item, Advice):
+            advice = str(item.move)
+        elif isinstance(item, Play):
+            out.append((str(item.move), advice))
+            advice = None
+    return out
+
+
+def test_the_sitters_advice_is_shown_on_the_move_it_was_given_for_only() -> None:
+    """In the three-player game the sitter advises the captain, never the box: a spectator
+    sees each piece of advice on the captain's move it was for, and none on the box's."""
+    rules = Rules(variant=Variant.THREEHANDED, target=40)
+    players = [RandomPlayer(name, knocks=True) for name in "abc"]
+    _, record = play_one(rules, players, "advice", 0, site="s", date="2026.01.01")
+    plays = _plays(record)
+    assert any(a is None for _, a in plays) and any(a is not None for _, a in plays)
+    moves = [p["mv"] for h in game_data(record, 1)["hands"] for p in h["pos"] if "mv" in p]
+    assert len(moves) == len(plays)
+    for move, (_, advice) in zip(moves, plays, strict=True):
+        assert ("adv" in move) == (advice is not None), (move, advice)
+
+
+class _NeverKnocks(RandomPlayer):
+    """A random player that never knocks nor goes gin: its hands are drawn."""
+
+    def decide(self, view: GameView, decision: Decision) -> Move:
+        moves = [m for m in view.hand.legal_moves() if m.kind not in _ENDS]
+        return self._rng.choice(moves)
+
+
+_ENDS = {MoveKind.KNOCK, MoveKind.BIG_GIN}
+
+
+@pytest.mark.parametrize("turn_cap", [4, 100])
+def test_a_drawn_hand_says_how_it_was_drawn(turn_cap: int) -> None:
+    """A hand no one knocks in is drawn by the turn cap or by the stock running down to two
+    cards; the viewer says which, as the record does."""
+    rules = Rules(target=40, turn_cap=turn_cap, hand_cap=3)
+    _, record = play_one(
+        rules, [_NeverKnocks("a"), _NeverKnocks("b")], "drawn", 0, site="s", date="2026.01.01"
+    )
+    results = [i for i in record.events if isinstance(i, Result)]
+    shown = [h["result"] for h in game_data(record, 1)["hands"] if "result" in h]
+    assert len(results) == len(shown) == 3
+    for result, hand in zip(results, shown, strict=True):
+        assert result.outcome is Outcome.DRAW and result.capped is (turn_cap == 4)
+        assert hand["how"] == ("the turn cap" if result.capped else "two cards left in the stock")

@@ -233,3 +233,51 @@ def test_a_forged_game_added_to_the_records_file_is_caught(out: Path, other: Pat
     assert result.exit_code == 1, result.output
     assert "games.gin holds a game at line" in result.stdout, result.stdout
     assert "with no Game header" in result.stdout
+
+
+def test_the_last_game_deleted_from_the_folder_is_caught(out: Path) -> None:
+    """The schedule's last game removed from the store and the records file: the stored
+    schedule is then one game short at its end, where no gap shows."""
+    [(last,)] = sql(out, "SELECT MAX(game) FROM games")
+    sql(out, "DELETE FROM faults WHERE game = ?", last)
+    sql(out, "DELETE FROM results WHERE game = ?", last)
+    sql(out, "DELETE FROM games WHERE game = ?", last)
+    rewrite_records_file(out)
+    assert replay_verifies(out / RECORDS_NAME)
+    assert_caught(
+        out, f"game {last + 1}: its settings schedule it, but the store holds no such game"
+    )
+
+
+def test_a_game_cut_short_before_the_last_one_is_caught(out: Path) -> None:
+    """An interrupted append can only cut the records file's last game: a game cut short
+    with whole games after it is an edit, not an interruption (it hides the game's end)."""
+    rows = sql(out, "SELECT record FROM results ORDER BY game")
+    first, *rest = (str(text) for (text,) in rows)
+    assert rest, "the tournament has one game only"
+    cut = first[: first.rindex("\nend ") + 1]  # without its end line
+    (out / RECORDS_NAME).write_text(cut + "".join(rest))
+    result = verify(out)
+    assert result.exit_code == 1, result.output
+    assert any(line.startswith("game 1: ") for line in result.stdout.splitlines()), result.stdout
+    assert "was cut off by an interrupted append" not in result.stdout
+
+
+def test_a_record_naming_the_engines_the_other_way_round_is_caught(out: Path) -> None:
+    """Game 1's record, in the store and in the records file, with its Player headers
+    swapped: every move still verifies, but the record now credits each engine with the
+    other's play."""
+    lines = stored_record(out, 0).splitlines(keepends=True)
+    at = [i for p in (0, 1) for i, line in enumerate(lines) if line.startswith(f"[Player{p} ")]
+    names = [lines[i].split(" ", 1)[1] for i in at]  # '"Simple"]\n'
+    assert names[0] != names[1]
+    lines[at[0]], lines[at[1]] = f"[Player0 {names[1]}", f"[Player1 {names[0]}"
+    sql(out, "UPDATE results SET record = ? WHERE game = 0", "".join(lines))
+    rewrite_records_file(out)
+    assert replay_verifies(out / RECORDS_NAME)
+    shown = [name.strip()[:-1] for name in names]  # '"Simple"'
+    assert_caught(
+        out,
+        f"game 1: its record's [Player0] is '{shown[1][1:-1]}', but the store schedules"
+        f" '{shown[0][1:-1]}'",
+    )
