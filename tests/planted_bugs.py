@@ -144,7 +144,7 @@ BUGS: tuple[Bug, ...] = (
         "referee/integrity.py",
         "    for n in range(len(expected)):\n        if n not in scheduled:",
         "    for n in range(len(scheduled)):\n        if n not in scheduled:",
-        "looks for deleted games over the stored schedule's length, so a deleted last game is"
+        "looks for deleted games over the stored schedule's length, so a deleted last game"
         " goes unnoticed",
         INTEGRITY,
     ),
