@@ -62,6 +62,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -405,7 +406,7 @@ def _cgroup_dirs() -> dict[str, Path]:
 
 
 def _can_make_children(base: Path) -> bool:
-    probe = base / f"ginref-probe-{os.getpid()}"
+    probe = base / f"ginref-probe-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         probe.mkdir()
         probe.rmdir()
@@ -419,7 +420,7 @@ def _remove_stale(base: Path) -> None:
     """Remove the empty cgroups left by referees that were killed before cleaning up."""
     with contextlib.suppress(OSError):
         for entry in base.iterdir():
-            match = re.fullmatch(r"ginref-(\d+)-\d+", entry.name)
+            match = re.fullmatch(r"ginref-(\d+)-\d+(?:-[0-9a-f]+)?", entry.name)
             if match and not Path(f"/proc/{match.group(1)}").exists():
                 with contextlib.suppress(OSError):
                     entry.rmdir()
@@ -607,7 +608,10 @@ def prepare(
 
 def _make_cgroups(found: Support, limits: Limits) -> dict[str, Path]:
     made: dict[str, Path] = {}
-    name = f"ginref-{os.getpid()}-{next(_counter)}"
+    # The random part: a referee killed before cleaning up leaves its cgroups behind, and a
+    # later one may be given its process number; the same name would find them in the way,
+    # and the engine would run without its limits.
+    name = f"ginref-{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
     quota, period = cpu_quota(limits.cpus)
     settings: dict[str, list[tuple[str, object]]] = {
         "memory": [

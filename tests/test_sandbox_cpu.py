@@ -278,6 +278,42 @@ def test_an_engine_runs_in_a_cpu_cgroup_of_its_own_removed_afterwards() -> None:
     assert not group.exists()
 
 
+@needs_sandbox
+@needs_cpu_cgroup
+def test_cgroups_left_by_a_killed_referee_of_the_same_number_take_no_limit_away() -> None:
+    """A referee killed with ``kill -9`` leaves its cgroups; a later referee may be given its
+    process number. The engine still gets cgroups of its own, with its memory limit."""
+    if "memory" not in support().cgroups:
+        pytest.skip("no memory cgroup here")
+    base = support().cgroups["memory"]
+    counter = next(sandbox._counter)
+    left = [base / f"ginref-{os.getpid()}-{n}" for n in range(counter + 1, counter + 40)]
+    for path in left:  # what a killed referee of this number left, in the old naming too
+        path.mkdir(exist_ok=True)
+    script = "import sys; print('ready', flush=True); sys.stdin.readline()"
+    policy = Policy(limits=Limits(memory=200 << 20, cpus=0.5), workdir=False)
+    try:
+        process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
+        try:
+            assert process.read_line(30) == "ready"
+            group = _memory_cgroup_of(process.pid)
+            assert group not in left and group.parent == base
+            assert int((group / "memory.limit_in_bytes").read_text()) == 200 << 20
+        finally:
+            process.close()
+    finally:
+        for path in left:
+            path.rmdir()
+
+
+def _memory_cgroup_of(pid: int) -> Path:
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+    raise AssertionError(f"no memory cgroup for {pid}")
+
+
 # ------------------------------------------------------------------------------- the hog
 
 
