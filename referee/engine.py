@@ -52,6 +52,9 @@ _REPLIES: dict[str, Move] = {}
 """``move`` lines already read, with their move: the same few hundred lines come back game
 after game, and a move is immutable, so each is parsed by the codec once."""
 _REPLIES_KEPT = 4096
+_LATE_LOOK = 0.05
+"""Seconds a launched engine's handshake waits at least, when it comes after the startup
+timeout: enough to read the lines already written, bounded however many come."""
 
 
 class EngineSpecError(ValueError):
@@ -146,7 +149,10 @@ class EnginePlayer:
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
         self.stderr_tail = ""  # the end of the last closed process's stderr, for messages
         self._stderr_error: OSError | None = None
-        self._launched = False  # the process was started by `launch`: no handshake yet
+        # When `launch` started the process whose handshake is still to come, and whether
+        # its ``gin`` was sent.
+        self._launched: float | None = None
+        self._gin_sent = False
 
     @property
     def name(self) -> str:
@@ -154,29 +160,41 @@ class EnginePlayer:
 
     # -- lifetime --------------------------------------------------------------------------
     def launch(self) -> None:
-        """Start the process, if none runs, without waiting for it: its handshake is left to
-        `start` (or to the first decision). Engines launched together load at the same time
-        instead of one after another. A process that cannot be started is not an error here:
-        `start` tries again and raises the fault."""
+        """Start the process, if none runs, and send it ``gin`` without waiting for the answer:
+        the rest of the handshake is left to `start` (or to the first decision). Engines
+        launched together load at the same time instead of one after another. The startup
+        timeout counts from here, the start of the process (spec/PROTOCOL.md, section 7.1). A
+        process that cannot be started is not an error here: `start` tries again and raises
+        the fault."""
         if self.process is not None:
             return
         try:
             self.process = self._spawn()
         except PlayerFault:
             return
-        self._launched = True
+        self._launched = time.monotonic()
+        try:
+            self.process.send_lines([str(proto.Gin())])
+            self._gin_sent = True
+        except EngineError:
+            self._gin_sent = False  # `start` sends it again, and rules on what it meets
 
     def start(self) -> None:
         """Start the process (or take the one `launch` started) and complete the handshake,
         or raise ``PlayerFault``."""
-        if not self._launched:
+        launched, gin_sent = self._launched, self._gin_sent
+        self._launched, self._gin_sent = None, False
+        if launched is None:
             self.close()
             self.process = self._spawn()
-        self._launched = False
         self.id = EngineId()
         try:
-            self._send(proto.Gin())
-            deadline = time.monotonic() + self.startup_timeout
+            if not gin_sent:
+                self._send(proto.Gin())
+            if launched is None:
+                deadline = time.monotonic() + self.startup_timeout
+            else:  # the lines it wrote while it waited are read, however late it is asked
+                deadline = max(launched + self.startup_timeout, time.monotonic() + _LATE_LOOK)
             while True:
                 message = self._read_until(deadline, "ginok")
                 if isinstance(message, proto.GinOk):
@@ -243,7 +261,7 @@ class EnginePlayer:
 
     def close(self) -> None:
         """``quit``, a grace period, then the whole process group is killed."""
-        self._launched = False
+        self._launched, self._gin_sent = None, False
         if self.process is not None:
             self.process.close(grace=self.quit_grace, quit_line=proto.Quit().format())
             self.stderr_tail = self.process.stderr_tail
@@ -263,7 +281,7 @@ class EnginePlayer:
         return self.process is not None and self.process.alive
 
     def _ensure_ready(self) -> None:
-        if self._launched or self.process is None or not self.process.alive:
+        if self._launched is not None or self.process is None or not self.process.alive:
             self.start()
         if self._pending_game is not None:
             message, self._pending_game = self._pending_game, None
@@ -362,8 +380,9 @@ class EnginePlayer:
             )
 
     def _inform(self, message: object) -> None:
-        """Send an information line; an engine that died is found out at its next decision."""
-        if self.process is None or not self.process.alive:
+        """Send an information line; an engine that died is found out at its next decision.
+        One launched and not yet asked (its handshake to come) is told nothing."""
+        if self.process is None or not self.process.alive or self._launched is not None:
             return
         try:
             self.process.send(str(message))
