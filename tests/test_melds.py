@@ -485,6 +485,8 @@ def arrangement_order(a: Arrangement) -> tuple[int, list[list[int]]]:
 def test_optimal_arrangements_match_naive() -> None:
     hands = [cards(t) for t in ADVERSARIAL]
     hands += dense_hands(11, 1500, [8, 10, 11]) + random_hands(12, 1500, 10)
+    # More cards than a hand holds take the memoised search instead of listing collections.
+    hands += dense_hands(13, 60, [14, 15]) + random_hands(14, 100, 16)
     for hand in hands:
         ours = {frozenset(frozenset(m.cards) for m in a.melds) for a in optimal_arrangements(hand)}
         assert ours == naive.optimal_arrangements(hand), hand
