@@ -213,15 +213,6 @@ for _m in range(1, 1 << 13):
     _SUIT_VALUE[_m] = _SUIT_VALUE[_m & (_m - 1)] + _VALUES[(_m & -_m).bit_length() - 1]
 
 
-def _mask_value(mask: int) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += _VALUES[low.bit_length() - 1]
-        mask ^= low
-    return total
-
-
 def _mask_indexes(mask: int) -> Iterator[int]:
     while mask:
         low = mask & -mask
@@ -513,9 +504,18 @@ def _deadwood_of(hand: int, total: int) -> int:
 
 
 def _optimal_collections(hand: int) -> list[list[int]]:
+    """Every collection of disjoint melds of ``hand`` with the largest melded value (as lists
+    of meld masks): for a hand's worth of cards by listing every collection, as
+    ``_max_melded`` does, else by the memoised search."""
     melds = _hand_melds(hand)
     if len(melds) <= 1:
         return [[m for m, _ in melds]]
+    if len(melds) <= _ENUMERATE_LIMIT and hand.bit_count() <= _HAND_CARDS:
+        colls: list[tuple[int, int, list[int]]] = [(0, 0, [])]
+        for m, v in melds:
+            colls += [(u | m, w + v, [*lst, m]) for u, w, lst in colls if not u & m]
+        best = max(w for _, w, _ in colls)
+        return [lst for _, w, lst in colls if w == best]
     search = _Search(melds)
     return list(search.all_best(hand, search.best(hand)))
 
@@ -697,6 +697,59 @@ def mask_least_discard(hand: int, banned: int = -1) -> int:
     return best
 
 
+_TEN_COLUMNS = _RANK_COLUMNS[9] | _RANK_COLUMNS[10] | _RANK_COLUMNS[11] | _RANK_COLUMNS[12]
+
+
+def _top_card(mask: int) -> int:
+    """The index of the highest card of the (non-empty) mask: the highest value, then the
+    lowest index."""
+    value = _top_value(mask)
+    tops = mask & (_TEN_COLUMNS if value == 10 else _RANK_COLUMNS[value - 1])
+    return (tops & -tops).bit_length() - 1
+
+
+def mask_best_discard(hand: int, banned: int = -1) -> tuple[int, int]:
+    """The discard of the mask ``hand`` (normally 11 cards) that leaves the least deadwood,
+    and that deadwood: ``(card index, deadwood)``. Ties go to the higher card, then to the
+    lower index; ``banned`` (a card index, or -1) is never chosen. It is the choice of
+    ``mask_knock_options(hand, any limit)`` by ``(deadwood, -value, index)``, found as
+    ``mask_least_discard`` finds the least: each collection of disjoint melds offers its
+    highest free card."""
+    allowed = hand if banned < 0 else hand & ~(1 << banned)
+    if not allowed:
+        raise ValueError("no card to discard")
+    values = _VALUES
+    if hand.bit_count() > _HAND_CARDS:
+        options = mask_knock_options(hand, _NO_LIMIT)
+        best = min(
+            (i for i in options if i != banned), key=lambda i: (options[i], -values[i], i)
+        )
+        return best, options[best]
+    starts, three = _meld_signs(hand)
+    total = mask_value(hand)
+    if not (starts or three):
+        best = _top_card(allowed)
+        return best, total - values[best]
+    colls = [(0, 0)]
+    for m, v in _melds_at(hand, starts, three):
+        colls += [(u | m, w + v) for u, w in colls if not u & m]
+    best = -1
+    best_dw = best_value = 0
+    for u, w in colls:
+        free = allowed & ~u
+        if free:
+            i = _top_card(free)
+            value = values[i]
+            dw = total - w - value
+            if (
+                best < 0
+                or dw < best_dw
+                or (dw == best_dw and (value > best_value or (value == best_value and i < best)))
+            ):
+                best, best_dw, best_value = i, dw, value
+    return best, best_dw
+
+
 def discard_deadwoods(cards: Iterable[Card]) -> dict[Card, int]:
     """For each card ``c`` of a hand (normally 11 cards), the least deadwood of the hand
     without ``c``: what is left after discarding ``c``."""
@@ -841,7 +894,7 @@ def best_layoffs(knocker_melds: Sequence[Meld], defender_cards: Iterable[Card]) 
             melded |= m
         rest = hand & ~melded
         laid = _lay_off(targets, rest) if targets else []
-        dw = _mask_value(rest) - sum(_VALUES[i] for i, _ in laid)
+        dw = mask_value(rest) - sum(_VALUES[i] for i, _ in laid)
         key = (dw, -len(laid), len(coll))
         if best_key is None or key < best_key:
             best_key, ties = key, [(coll, laid)]

@@ -31,6 +31,7 @@ from ginproto.melds import (
     knock_options,
     knocker_arrangement,
     layable_count,
+    mask_best_discard,
     mask_deadwood,
     mask_least_discard,
     optimal_arrangements,
@@ -485,6 +486,8 @@ def arrangement_order(a: Arrangement) -> tuple[int, list[list[int]]]:
 def test_optimal_arrangements_match_naive() -> None:
     hands = [cards(t) for t in ADVERSARIAL]
     hands += dense_hands(11, 1500, [8, 10, 11]) + random_hands(12, 1500, 10)
+    # More cards than a hand holds take the memoised search instead of listing collections.
+    hands += dense_hands(13, 60, [14, 15]) + random_hands(14, 100, 16)
     for hand in hands:
         ours = {frozenset(frozenset(m.cards) for m in a.melds) for a in optimal_arrangements(hand)}
         assert ours == naive.optimal_arrangements(hand), hand
@@ -573,9 +576,27 @@ def test_least_discard_and_mask_deadwood_match_the_naive_solver(size: int) -> No
         assert mask_least_discard(cards_mask(hand), outside.index) == min(after.values())
 
 
+@pytest.mark.parametrize("size", [2, 10, 11, 12, 14])
+def test_best_discard_matches_the_naive_solver(size: int) -> None:
+    """The discard leaving the least deadwood, ties to the higher card and then to the lower
+    index, never the banned card (one not in the hand bans nothing)."""
+    hands = random_hands(61 + size, 150, size) + dense_hands(67 + size, 150, [size])
+    rng = random.Random(size)
+    for hand in hands:
+        after = naive.discard_deadwoods(hand)
+        for banned in (None, rng.choice(hand), rng.choice([c for c in DECK if c not in hand])):
+            best = min(
+                (c for c in hand if c != banned), key=lambda c: (after[c], -c.value, c.index)
+            )
+            index = -1 if banned is None else banned.index
+            assert mask_best_discard(cards_mask(hand), index) == (best.index, after[best])
+
+
 def test_least_discard_of_no_cards_is_an_error() -> None:
     with pytest.raises(ValueError, match="no card"):
         mask_least_discard(0)
     card = Card.from_str("7h")
     with pytest.raises(ValueError, match="no card"):
         mask_least_discard(cards_mask([card]), card.index)
+    with pytest.raises(ValueError, match="no card"):
+        mask_best_discard(cards_mask([card]), card.index)

@@ -29,8 +29,8 @@ from ginproto.melds import (
     best_layoffs,
     cards_mask,
     knocker_arrangement,
+    mask_best_discard,
     mask_deadwood,
-    mask_knock_options,
 )
 
 __all__ = ["Scoring", "World", "play_out", "showdown", "worlds"]
@@ -74,26 +74,6 @@ def showdown(
     return -(k - d + scoring.undercut_bonus)
 
 
-_VALUES = tuple(c.value for c in DECK)
-EVERY_DISCARD = 1 << 30  # a knock limit every discard meets: the deadwood after each discard
-
-
-def _best_discard(dd: dict[int, int], banned: int) -> tuple[int, int]:
-    """The discard (a card index) that leaves the least deadwood (ties: the higher card, then
-    the lower index), never ``banned``."""
-    values = _VALUES
-    best = -1
-    best_dw = 1 << 20
-    best_value = -1
-    for i, dw in dd.items():
-        if dw < best_dw or (dw == best_dw and values[i] > best_value):
-            if i == banned:
-                continue
-            best, best_dw, best_value = i, dw, values[i]
-    assert best >= 0
-    return best, best_dw
-
-
 def play_out(
     mine: Sequence[Card],
     world: World,
@@ -121,13 +101,13 @@ def play_out(
         if len(stock) - pos <= DRAW_STOCK:
             return 0
         hand = hands[seat]
-        card, dw = _best_discard(mask_knock_options(hand | 1 << pile, EVERY_DISCARD), pile)
+        card, dw = mask_best_discard(hand | 1 << pile, pile)
         if dw < dws[seat]:
             hand |= 1 << pile
         else:
             hand |= 1 << stock[pos]
             pos += 1
-            card, dw = _best_discard(mask_knock_options(hand, EVERY_DISCARD), -1)
+            card, dw = mask_best_discard(hand)
         hand &= ~(1 << card)
         hands[seat] = hand
         dws[seat] = dw
