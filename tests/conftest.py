@@ -20,8 +20,12 @@ REAPER = Path(__file__).with_name("reaper.py")
 def pytest_configure(config: pytest.Config) -> None:
     """Start the reaper, in the main process only (a pytest-xdist worker is one of the
     processes it watches), before any test starts a process; and compile the project's
-    modules (`compile_project`)."""
-    if hasattr(config, "workerinput"):
+    modules (`compile_project`). Not under mutmut, which sets ``MUTANT_UNDER_TEST`` and runs
+    pytest once per mutant, in processes of its own: a reaper each time would cost a process
+    start and its polling per mutant, and the tests it runs (``[tool.mutmut]`` in
+    pyproject.toml) start only engines, which die with the process that started them
+    (``referee.process``, not mutated)."""
+    if hasattr(config, "workerinput") or "MUTANT_UNDER_TEST" in os.environ:
         return
     compile_project()
     folder = Path(tempfile.mkdtemp(prefix="ginproto-reaper-"))

@@ -7,22 +7,26 @@ back (``!exit N`` ends it, ``!sleep S`` waits), so one behaviour is scripted per
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import referee.engine
 from engines import BUILTIN
 from ginproto import protocol as proto
 from ginproto.game import Game, GameEnd
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault, play_game
-from ginproto.text import ID_LIMIT
+from ginproto.text import ID_LIMIT, printable
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec, EngineSpecError
+from referee.sandbox import Policy
 from tests.helpers import KnockerPlayer, first_view
 from tests.test_engine_player import decide
 
@@ -549,3 +553,208 @@ def test_malformed_lines_in_the_handshake_are_logged_and_ignored(
     assert len(ignored) == 2
     assert ignored[0].startswith("Shown: ignored malformed line 'option type spin': malformed")
     assert ignored[1].startswith("Shown: ignored malformed line 'ginok protocol x': malformed")
+
+
+def test_an_engine_that_stops_reading_but_runs_on_crashed_with_a_broken_pipe(
+    tmp_path: Path,
+) -> None:
+    """It closes its input before it says ``readyok``, and goes on running: writing to it
+    fails, no exit status comes within a second, and the ruling is a crash for the broken
+    pipe."""
+    p = make(tmp_path, {"isready": ["!close", "readyok", "!sleep 30"]}, name="Shown")
+    p.quit_grace = 0.2
+    fault = fault_of(p.start)
+    assert fault.kind is FaultKind.CRASH
+    assert fault.detail.startswith("broken-pipe: engine 'Shown' (pid "), fault.detail
+    assert fault.detail.endswith(" cannot write (Broken pipe)"), fault.detail
+    assert p.process is None
+
+
+WHERE = """
+import os, sys
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "gin":
+        print("info cwd " + os.getcwd(), flush=True)
+        print("info word " + os.environ.get("GIN_WORD", "-"), flush=True)
+        print("info cpus " + " ".join(map(str, sorted(os.sched_getaffinity(0)))), flush=True)
+        print("ginok protocol 1", flush=True)
+    elif word == "isready":
+        print("readyok", flush=True)
+    elif word == "quit":
+        break
+"""
+
+
+def test_an_engine_starts_in_its_folder_with_its_environment_and_sandbox_policy(
+    tmp_path: Path,
+) -> None:
+    """The spec's working directory, added environment and sandbox policy (here: pinned to
+    one CPU) are the ones the engine process gets."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = tmp_path / "where.py"
+    script.write_text(WHERE)
+    cpu = min(os.sched_getaffinity(0))
+    spec = EngineSpec(
+        (sys.executable, str(script)),
+        cwd=str(home),
+        env=(("GIN_WORD", "hello"),),
+        sandbox=Policy(affinity=(cpu,)),
+    )
+    received: list[str] = []
+    p = EnginePlayer(
+        spec,
+        CONTROL,
+        startup_timeout=20.0,
+        on_line=lambda direction, line: received.append(line) if direction == "from" else None,
+    )
+    try:
+        p.start()
+    finally:
+        p.close()
+    assert received[:3] == [f"info cwd {home}", "info word hello", f"info cpus {cpu}"]
+
+
+def test_the_end_of_stderr_and_a_failure_to_keep_it_outlive_the_process(tmp_path: Path) -> None:
+    """After the engine is closed, its stderr's last words are still there for messages, and
+    so is the referee's failure to write them to its file (a full disk: /dev/full)."""
+    p = make(tmp_path, {"gin": ["!err last words", "ginok protocol 1"]}, stderr_path="/dev/full")
+    assert p.stderr_tail == "" and p.stderr_error is None
+    p.start()
+    p.close()
+    assert p.process is None
+    assert "last words" in p.stderr_tail
+    assert isinstance(p.stderr_error, OSError) and p.stderr_error.errno == errno.ENOSPC
+
+
+class _Later:
+    """``time`` as ``referee.engine`` sees it: ``offset`` seconds ahead of the real clock."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset
+
+
+@pytest.mark.parametrize(
+    ("control", "kind"),
+    [
+        (TimeControl(None, 0.0, 5.0), FaultKind.TIMEOUT),
+        (TimeControl(10.0, 0.0, 60.0), FaultKind.FLAG),
+    ],
+)
+def test_a_move_read_after_its_time_is_too_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, control: TimeControl, kind: FaultKind
+) -> None:
+    """The move comes, but by the referee's clock after the per-move limit (or after the game
+    clock's end): it is not taken, and the ruling says it came too late. The clock is moved
+    on 30 seconds as the move line is read, so no test waits that long."""
+    later = _Later()
+    monkeypatch.setattr(referee.engine, "time", later)
+
+    def on_line(direction: str, line: str) -> None:
+        if direction == "from" and line.startswith("move "):
+            later.offset += 30.0
+
+    p = make(tmp_path, control=control)
+    p.on_line = on_line
+    try:
+        p.start()
+        fault = decide(p, first_view())
+    finally:
+        p.close()
+    assert isinstance(fault, PlayerFault)
+    assert fault.kind is kind
+    assert fault.detail == "answered pass too late"
+
+
+def test_a_move_line_is_parsed_once_and_the_lines_kept_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same ``move`` line answered twice is parsed by the codec once; when as many lines
+    as are kept have been read, they are forgotten before the next is kept."""
+    kept = {
+        f"move from another match {i}": Move.pass_() for i in range(referee.engine._REPLIES_KEPT)
+    }
+    monkeypatch.setattr(referee.engine, "_REPLIES", kept)
+    parsed: list[str] = []
+    parse = proto.parse_reply
+
+    def counted(line: str) -> Move | None:
+        parsed.append(line)
+        return parse(line)
+
+    monkeypatch.setattr(proto, "parse_reply", counted)
+    p = make(tmp_path)
+    try:
+        p.start()
+        p.new_game(1, 0, Rules())
+        assert decide(p, first_view()) == Move.pass_()
+        assert decide(p, first_view()) == Move.pass_()
+    finally:
+        p.close()
+    assert parsed == ["move pass"]
+    assert kept == {"move pass": Move.pass_()}
+
+
+def test_lines_thrown_away_are_logged_with_the_engine_name_cut_to_200_characters(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A malformed handshake line (with the codec's complaint), a line written out of turn,
+    and a line that is not the move: each is logged, and a long one is cut."""
+    bad = "ginok protocol " + "9" * 300
+    early = "info early " + "e" * 300
+    chat = "info " + "w" * 300
+    replies = {"gin": [bad, "ginok protocol 1"], "newgame": [early], "go": [chat, "move pass"]}
+    p = make(tmp_path, replies, name="Shown")
+    try:
+        with caplog.at_level("INFO", logger="referee.engine"):
+            p.start()
+            p.new_game(1, 0, Rules())
+            p._ensure_ready()  # newgame is sent, and answered out of turn
+            process = p.process
+            assert process is not None
+            guard = time.monotonic() + 30
+            while not process.ready():
+                assert time.monotonic() < guard, "the line out of turn never came"
+                time.sleep(0.01)
+            assert decide(p, first_view()) == Move.pass_()
+    finally:
+        p.close()
+    with pytest.raises(proto.ProtocolError) as complaint:
+        proto.parse_engine_line(bad)
+    why = str(complaint.value)
+    assert len(why) > 200
+    assert [r.getMessage() for r in caplog.records if r.name == "referee.engine"] == [
+        f"Shown: ignored malformed line {bad[:80] + '...'!r}: {printable(why, 200)}",
+        f"Shown: discarded a line written out of turn: {printable(early, 200)}",
+        f"Shown: ignored line: {printable(chat, 200)}",
+    ]
+
+
+def test_information_an_engine_no_longer_reads_is_logged_and_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It closes its input after a game and runs on: the ``matchover`` line cannot be written,
+    which is logged with the reason, and the match ends all the same."""
+    p = make(tmp_path, {"gameover": ["!close", "closed", "!sleep 30"]}, name="Shown")
+    p.quit_grace = 0.2
+    try:
+        p.start()
+        p.game_over(0, finished(0), None)
+        assert p.process is not None
+        assert p.process.read_line(20) == "closed"  # its input is closed; it is still running
+        caplog.clear()
+        with caplog.at_level("INFO", logger="referee.engine"):
+            p.finish_match()
+        assert p.process is None and p.record == [1, 0, 0]
+    finally:
+        p.close()
+    messages = [r.getMessage() for r in caplog.records if r.name == "referee.engine"]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith(
+        "Shown: could not send an information line: engine 'Shown' (pid "
+    ), messages
+    assert messages[0].endswith(" cannot write (Broken pipe)"), messages

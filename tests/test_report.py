@@ -335,3 +335,33 @@ def test_names_are_cut_at_the_limit_and_kept_apart() -> None:
     assert shown[1] == shown[0] + "#2"
     assert distinct(["X#2", "X", "X"]) == ["X#2", "X", "X#3"]
     assert distinct(["A", "B"]) == ["A", "B"]
+
+
+# -- a game's summary as stored (a tournament's store) ----------------------------------------
+
+
+def test_a_summary_is_stored_as_compact_json_and_read_back_the_same() -> None:
+    from referee.report import summary_from_json, summary_json
+
+    summary = GameSummary(
+        (2, 0, 1), 7, 2, (1, "timeout"), ((2, 25), (None, 0)), ((2, 0), (0, 1)), (2, None, 0)
+    )
+    text = summary_json(summary)
+    assert text == (
+        '{"lineup":[2,0,1],"key":7,"winner":2,"faulted":[1,"timeout"],'
+        '"hands":[[2,25],[null,0]],"seats":[[2,0],[0,1]],"columns":[2,null,0]}'
+    )
+    assert summary_from_json(text) == summary
+    drawn = GameSummary((0, 1), 3, None, None, ((None, 0),), ((0, 1),))
+    assert summary_json(drawn) == (
+        '{"lineup":[0,1],"key":3,"winner":null,"faulted":null,'
+        '"hands":[[null,0]],"seats":[[0,1]],"columns":[]}'
+    )
+    assert summary_from_json(summary_json(drawn)) == drawn
+
+
+def test_a_summary_stored_before_hollywood_columns_reads_with_none() -> None:
+    from referee.report import summary_from_json
+
+    text = '{"lineup":[1,0],"key":4,"winner":0,"faulted":null,"hands":[[0,12]],"seats":[[1,0]]}'
+    assert summary_from_json(text) == GameSummary((1, 0), 4, 0, None, ((0, 12),), ((1, 0),), ())
