@@ -289,6 +289,9 @@ class Knowledge:
 
 
 class _Pool(NamedTuple):
+    """``Knowledge._draw``'s input: the known cards (by index), the unseen cards with their
+    exponents, and how many of those a hand needs."""
+
     known: tuple[Card, ...]
     exponents: list[float]
     cards: list[Card]
