@@ -13,7 +13,6 @@ many hands); the public functions take and give ``Card``\\ s.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cache
 from itertools import combinations
 
 from ginproto.cards import Card
@@ -89,15 +88,18 @@ def _least_deadwood() -> Callable[[Pairs], int]:
     seen): the lowest card is either unmelded or in a meld inside the group, and the lowest
     card of the group is the lowest card of any such meld."""
 
-    @cache
+    memo: dict[Pairs, int] = {frozenset(): 0}
+
     def least(left: Pairs) -> int:
-        if not left:
-            return 0
+        known = memo.get(left)
+        if known is not None:
+            return known
         card = min(left)
         result = _value(card) + least(left - {card})
         for meld in MELDS_FROM.get(card, ()):
             if meld <= left:
                 result = min(result, least(left - meld))
+        memo[left] = result
         return result
 
     return least

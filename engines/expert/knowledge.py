@@ -282,12 +282,16 @@ class Knowledge:
         need = pool.need
         if need <= 0:
             return pool.known
-        keys = [uniform() ** exponent for exponent in pool.exponents]
+        exponents = pool.exponents
+        keys = list(map(pow, [uniform() for _ in exponents], exponents))
         chosen = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)[:need]
         return (*pool.known, *map(pool.cards.__getitem__, chosen))
 
 
 class _Pool(NamedTuple):
+    """``Knowledge._draw``'s input: the known cards (by index), the unseen cards with their
+    exponents, and how many of those a hand needs."""
+
     known: tuple[Card, ...]
     exponents: list[float]
     cards: list[Card]
