@@ -26,7 +26,11 @@ from referee.engine import EngineSpec
 from referee.match import MatchConfig, run_match, schedule
 
 HOSTILE = str(Path(__file__).parent / "engines" / "hostile.py")
-MARKERS = ("hostile.py", "ginproto-hostile-child")
+MARKERS = (HOSTILE, "ginproto-hostile-child")
+# Each test process marks the engines it starts bare (they inherit its environment), so that
+# the look for leftovers passes over those of another test process running beside it.
+RUN = f"GINPROTO_TEST_PROCESS={os.getpid()}"
+os.environ["GINPROTO_TEST_PROCESS"] = str(os.getpid())
 STANDARD = Rules()
 
 
@@ -46,9 +50,42 @@ def our_processes() -> list[str]:
         except OSError:
             continue
         cmd = raw.replace(b"\0", b" ").decode(errors="replace")
-        if state != "Z" and any(m in cmd for m in MARKERS) and "pytest" not in cmd:
-            found.append(f"{pid}: {cmd}")
+        if state == "Z" or not any(m in cmd for m in MARKERS) or "pytest" in cmd:
+            continue
+        if not _ours(int(pid)):  # another test process's engine
+            continue
+        found.append(f"{pid}: {cmd}")
     return found
+
+
+def _ours(pid: int) -> bool:
+    """Whether the process was started by this test process: it or the nearest of its
+    ancestors that carries a mark (a sandboxed engine does not inherit the environment) bears
+    this one's, or this process is among its ancestors. An orphan counts as ours."""
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return True
+        marks = [v for v in environ.split("\0") if v.startswith("GINPROTO_TEST_PROCESS=")]
+        if marks:
+            return RUN in marks
+        if parent > 1 and _is_test_process(parent) and parent != os.getpid():
+            return False  # a sandboxed engine of another test process
+        pid = parent
+    return True
+
+
+def _is_test_process(pid: int) -> bool:
+    """A pytest process, or a pytest-xdist worker (an execnet interpreter)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return "pytest" in cmd or "exec(eval(sys.stdin.readline()))" in cmd
 
 
 def no_processes_left(timeout: float = 3.0) -> list[str]:
