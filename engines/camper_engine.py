@@ -18,28 +18,24 @@ from __future__ import annotations
 
 import logging
 
+from engines.simple_engine import SimpleEngine
 from ginproto.cards import Card
 from ginproto.hand import HandView
-from ginproto.melds import best_melds, discard_deadwoods, knock_options
-from ginproto.sdk import Engine, GameView, Move, MoveKind
+from ginproto.melds import best_melds, discard_deadwoods
+from ginproto.sdk import MoveKind
 
 KNOCKING_TURNS = 3
 """The turns of a hand, counted from its first, in which the camper knocks when it can."""
-
-
-def _least(after: dict[Card, int], allowed: set[Card]) -> Card:
-    """The allowed discard that leaves the least deadwood; ties: the higher card."""
-    return min((c for c in after if c in allowed), key=lambda c: (after[c], -c.value, -c.index))
 
 
 def melds_it(cards: tuple[Card, ...], card: Card) -> bool:
     """Whether ``card``, drawn into the 10 ``cards``, is melded in the best arrangement of the
     ten cards kept after the best discard other than ``card`` itself."""
     after = discard_deadwoods((*cards, card))
-    allowed = {c for c in after if c != card}
-    if not allowed:
+    choices = [c for c in after if c != card]
+    if not choices:
         return False
-    discard = _least(after, allowed)
+    discard = min(choices, key=lambda c: (after[c], -c.value, -c.index))
     kept = [c for c in cards if c != discard] + [card]
     return card not in best_melds(kept).deadwood_cards
 
@@ -55,36 +51,17 @@ def turn(hand: HandView) -> int:
     return done + 1
 
 
-class CamperEngine(Engine):
+class CamperEngine(SimpleEngine):
     """Knock early or with gin only; keep the hand low; take the pile only into a meld."""
 
     name = "Camper"
     author = "ginproto"
 
-    def offer(self, view: GameView) -> Move:
-        hand = view.hand
-        if hand.pile and melds_it(hand.cards, hand.pile[-1]):
-            return Move.take()
-        return Move.pass_()
+    def wants(self, cards: tuple[Card, ...], card: Card) -> bool:
+        return melds_it(cards, card)
 
-    def draw(self, view: GameView) -> Move:
-        hand = view.hand
-        if not hand.stock_only and hand.pile and melds_it(hand.cards, hand.pile[-1]):
-            return Move.pile()
-        return Move.stock()
-
-    def discard(self, view: GameView) -> Move:
-        hand = view.hand
-        legal = hand.legal_moves()
-        if any(m.kind is MoveKind.BIG_GIN for m in legal):
-            return Move.big_gin()
-        cards = {m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None}
-        limit = hand.knock_limit if turn(hand) <= KNOCKING_TURNS else 0
-        knocks = {c: dw for c, dw in knock_options(hand.cards, limit).items() if c in cards}
-        if knocks:
-            card = min(knocks, key=lambda c: (knocks[c], -c.value, -c.index))
-            return Move.knock(card)
-        return Move.discard(_least(discard_deadwoods(hand.cards), cards))
+    def knock_limit(self, hand: HandView) -> int:
+        return hand.knock_limit if turn(hand) <= KNOCKING_TURNS else 0
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from ginproto.cards import Card
+from ginproto.hand import HandView
 from ginproto.melds import best_melds, deadwood, discard_deadwoods, knock_options
 from ginproto.sdk import Engine, GameView, Move, MoveKind
 
@@ -41,15 +42,24 @@ class SimpleEngine(Engine):
     name = "Simple"
     author = "ginproto"
 
+    def wants(self, cards: tuple[Card, ...], card: Card) -> bool:
+        """Whether to take ``card`` from the pile into the 10 ``cards``: when it ``improves``
+        them."""
+        return improves(cards, card)
+
+    def knock_limit(self, hand: HandView) -> int:
+        """The most deadwood it knocks with at this decision: all the rules allow."""
+        return hand.knock_limit
+
     def offer(self, view: GameView) -> Move:
         hand = view.hand
-        if hand.pile and improves(hand.cards, hand.pile[-1]):
+        if hand.pile and self.wants(hand.cards, hand.pile[-1]):
             return Move.take()
         return Move.pass_()
 
     def draw(self, view: GameView) -> Move:
         hand = view.hand
-        if not hand.stock_only and hand.pile and improves(hand.cards, hand.pile[-1]):
+        if not hand.stock_only and hand.pile and self.wants(hand.cards, hand.pile[-1]):
             return Move.pile()
         return Move.stock()
 
@@ -60,7 +70,9 @@ class SimpleEngine(Engine):
             return Move.big_gin()
         allowed = {m.card for m in legal if m.kind is MoveKind.DISCARD}
         knocks = {
-            c: dw for c, dw in knock_options(hand.cards, hand.knock_limit).items() if c in allowed
+            c: dw
+            for c, dw in knock_options(hand.cards, self.knock_limit(hand)).items()
+            if c in allowed
         }
         if knocks:
             card = min(knocks, key=lambda c: (knocks[c], -c.value, -c.index))

@@ -187,10 +187,9 @@ def test_a_game_re_dealt_in_the_store_schedule_is_caught(out: Path, other: Path)
     )
 
 
-def test_a_lost_game_deleted_from_the_folder_is_caught(out: Path) -> None:
-    """A game its engine lost, removed from the store (schedule and result) and from the
-    records file: the standings would count one loss fewer."""
-    game = a_lost_game(out, engine=1)
+def delete_game(out: Path, game: int) -> None:
+    """Remove ``game`` from the store (schedule, result, faults) and from the records file,
+    which still verifies; the integrity check must name the missing game."""
     sql(out, "DELETE FROM faults WHERE game = ?", game)
     sql(out, "DELETE FROM results WHERE game = ?", game)
     sql(out, "DELETE FROM games WHERE game = ?", game)
@@ -199,6 +198,13 @@ def test_a_lost_game_deleted_from_the_folder_is_caught(out: Path) -> None:
     assert_caught(
         out, f"game {game + 1}: its settings schedule it, but the store holds no such game"
     )
+
+
+def test_a_lost_game_deleted_from_the_folder_is_caught(out: Path) -> None:
+    """A game its engine lost, removed from the store (schedule and result) and from the
+    records file: the standings would count one loss fewer."""
+    game = a_lost_game(out, engine=1)
+    delete_game(out, game)
     assert f"{out}: the store and its records disagree (1 difference(s))" in verify(out).output
 
 
@@ -239,14 +245,7 @@ def test_the_last_game_deleted_from_the_folder_is_caught(out: Path) -> None:
     """The schedule's last game removed from the store and the records file: the stored
     schedule is then one game short at its end, where no gap shows."""
     [(last,)] = sql(out, "SELECT MAX(game) FROM games")
-    sql(out, "DELETE FROM faults WHERE game = ?", last)
-    sql(out, "DELETE FROM results WHERE game = ?", last)
-    sql(out, "DELETE FROM games WHERE game = ?", last)
-    rewrite_records_file(out)
-    assert replay_verifies(out / RECORDS_NAME)
-    assert_caught(
-        out, f"game {last + 1}: its settings schedule it, but the store holds no such game"
-    )
+    delete_game(out, last)
 
 
 def test_a_game_cut_short_before_the_last_one_is_caught(out: Path) -> None:
