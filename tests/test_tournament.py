@@ -473,10 +473,20 @@ def check_consistent(out: Path) -> list[int]:
 
 
 def done_count(out: Path) -> int:
+    """The games the store holds, for the kill loop's progress. The referee being started,
+    killed and resumed may hold the store locked for a moment (a recovery after ``kill -9``):
+    the count is read again then."""
     if not Store.exists(out):
         return 0
-    with Store.open(out) as store:
-        return store.counts()[0]
+    for _ in range(100):
+        try:
+            with Store.open(out) as store:
+                return store.counts()[0]
+        except StoreError as exc:
+            if "locked" not in str(exc):
+                raise
+            time.sleep(0.05)
+    raise AssertionError(f"{out}: the store stayed locked")
 
 
 def test_kill_9_and_resume_gives_the_uninterrupted_results(tmp_path: Path) -> None:
