@@ -282,6 +282,25 @@ def undercut_line(hands: Sequence[HandResult]) -> str:
     return f"{whole}; by cards drawn {', '.join(parts)}"
 
 
+def paired(results: Sequence[Deal]) -> tuple[float, float]:
+    """The paired difference of ``results`` in points per hand, with its 95 % half-width."""
+    diffs = [(sum(h.points for h in t) - sum(h.points for h in b)) / 2 for b, t in results]
+    mean = sum(diffs) / len(diffs)
+    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    return mean, half
+
+
+def running(results: list[Deal]) -> str:
+    """The figures so far, for the progress line: the paired difference and both experts'
+    undercut knocks."""
+    mean, half = paired(results)
+    cuts = []
+    for side in (0, 1):
+        knocks = [h for deal in results for h in deal[side] if h.knock_draws is not None]
+        cuts.append(f"{sum(h.undercut for h in knocks)}/{len(knocks)}")
+    return f"{mean:+.3f} ± {half:.3f}, undercut {cuts[0]} and {cuts[1]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_deal_options(parser, deals=500, seed="hands")
@@ -339,7 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for deals in ranges
     ]
     try:
-        results = play_in_pool(play_deals, jobs, [len(job[0]) for job in jobs], args.jobs)
+        results = play_in_pool(
+            play_deals, jobs, [len(job[0]) for job in jobs], args.jobs, detail=running
+        )
     except Fault as fault:
         print(f"\nexpert_hands: {fault}", file=sys.stderr)
         return 1
@@ -350,8 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pairs = [(sum(h.points for h in b), sum(h.points for h in t)) for b, t in results]
     base = sum(b for b, _ in pairs) / hands
     tuned = sum(t for _, t in pairs) / hands
-    diffs = [(t - b) / 2 for b, t in pairs]
-    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    _, half = paired(results)
     label = (
         ", ".join(
             args.set + ([f"Movetime={args.movetime}"] if args.movetime != DEFAULT_MOVETIME else [])

@@ -261,6 +261,9 @@ class ExpertEngine(Engine):
         hold = knock is not None and params.hold_for_gin
         hold_card = candidates[0]
         hold_total = 0.0
+        # And, with ``hold_low``, declining it to knock later with that little deadwood.
+        low = knock is not None and params.hold_low > 0
+        low_total = 0.0
         hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
         # A waiting opponent still knocks in its first turns of the hand.
         early = max(0, WAITER_KNOCKING_TURNS - len(evaluator.k.discarded))
@@ -285,7 +288,20 @@ class ExpertEngine(Engine):
                     their_limit=theirs,
                     their_early_turns=early,
                 )
+            if low:
+                rest = [c for c in cards if c != hold_card]
+                low_total += play_out(
+                    rest,
+                    world,
+                    hold_card,
+                    scoring,
+                    my_limit=params.hold_low,
+                    their_limit=theirs,
+                    their_early_turns=early,
+                )
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
+            return Move.discard(hold_card)
         if hold and hold_total > max(knock_total, totals[best]):
             return Move.discard(hold_card)
         if knock is not None and knock_total >= totals[best]:

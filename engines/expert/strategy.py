@@ -109,6 +109,7 @@ class Params:
     wait_beta: float = 0.03  # ... its hands weighed exp(-wait_beta * its discards * deadwood)
     wait_limit: int = 0  # ... and its knock limit in play-outs after its early turns;
     wait_memory: float = 0.0  # the prior weighs this many hands of the match (0: no memory)
+    hold_low: int = 0  # a knock also weighed against playing on to knock with this deadwood
 
 
 
