@@ -19,6 +19,14 @@ hands and keeping those that explain its last discard and its not knocking. On t
   gin (big gin when the rules have it). With no budget at all it falls back to a threshold on
   the sampled showdowns alone.
 
+**An opponent that waits for gin** (``Params.waiting``, off by default; ``camper`` plays so):
+the opponent is then modelled as one of two players, one that knocks when it can and one that
+keeps a low hand and knocks only with gin after its first turns. ``Knowledge.refine`` weighs the
+sampled hands under both, each sampled world is given one of them, and in the play-outs a
+waiting opponent does not knock without gin. With ``wait_memory`` the prior chance of the
+waiting player moves with what earlier hands of the match showed (``on_hand_over``): a hand it
+could have knocked with and did not, or a knock without gin past its first turns.
+
 **Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
 at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
 ``Movetime`` (ms, default 20) sets that effort (``effort``); a small ``go movetime`` or a low
