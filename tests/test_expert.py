@@ -228,6 +228,32 @@ def test_games_in_every_variant_have_no_fault(variant: Variant) -> None:
     assert log.game.is_over
 
 
+@pytest.mark.parametrize(
+    "variant", [Variant.STANDARD, Variant.OKLAHOMA, Variant.HOLLYWOOD, Variant.THREEHANDED]
+)
+def test_the_model_of_a_waiting_opponent_plays_every_variant_the_same_twice(
+    variant: Variant,
+) -> None:
+    from bench.expert_hands import TunedExpert
+    from engines.camper_engine import CamperEngine
+
+    changes = {"waiting": 0.5, "wait_memory": 2.0, "hold_low": 4}
+
+    def game() -> list[tuple[int | None, int]]:
+        experts = [TunedExpert(changes) for _ in range(2)]
+        for expert in experts:
+            expert.set_option("Movetime", "2")
+        players = [experts[0], CamperEngine()]
+        if variant is Variant.THREEHANDED:
+            players.append(experts[1])
+        log = play_game(Rules(variant=variant, target=40), players, "waiting", 0)
+        assert log.fault is None
+        assert log.game.is_over
+        return [(e.winner, e.result.points) for e in log.game.entries]
+
+    assert game() == game()
+
+
 def test_it_beats_random_play() -> None:
     wins = 0
     for key in range(6):
