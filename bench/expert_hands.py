@@ -2,6 +2,7 @@
 
     python bench/expert_hands.py --set danger_points=9 [--deals 500] [--seed hands] [--jobs 2]
     python bench/expert_hands.py --movetime 50
+    python bench/expert_hands.py --opponent camper
 
 Whole games are a blunt measure of a change to the expert: 2 000 of them give an Elo interval
 about 35 points wide. This bench plays single hands (``Rules(target=1)``) in process against
@@ -13,19 +14,30 @@ alters few hands, so its interval is narrow.
 
 ``--set NAME=VALUE`` changes a field of ``engines.expert.strategy.Params`` (repeatable);
 ``--movetime`` gives the changed expert another ``Movetime``. The two experts play the same
-deals, with the same ``Seed`` option.
+deals, with the same ``Seed`` option. ``--opponent camper`` plays them against ``camper``
+(a player that waits for gin) instead of ``simple``. ``--cache FILE`` keeps the baseline's hands
+in a file, so that the next run against the same deals plays only the changed expert; they are
+kept under a digest of the sources, or under ``--cache-key NAME`` for changes that leave the
+baseline as it was.
+
+Beside the points it prints, for each expert, how often its knocks without gin were undercut,
+in all and by the cards drawn in the hand before the knock (both seats' draws, from the stock
+or the pile).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 import math
 import multiprocessing
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,13 +45,32 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from engines.camper_engine import CamperEngine  # noqa: E402
 from engines.expert.strategy import Params  # noqa: E402
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
+from ginproto.hand import Outcome  # noqa: E402
+from ginproto.moves import MoveKind  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
+from ginproto.sdk import Engine  # noqa: E402
 from ginproto.table import play_game  # noqa: E402
 
 Change = dict[str, Any]
+OPPONENTS: dict[str, Callable[[], Engine]] = {"simple": SimpleEngine, "camper": CamperEngine}
+"""The opponents the bench can play against, by name."""
+DRAW_BANDS = ((0, 5), (6, 11), (12, 17), (18, 23), (24, 29), (30, 99))
+"""The bands of cards drawn in a hand before a knock, by which undercuts are counted."""
+_DRAWS = (MoveKind.TAKE, MoveKind.STOCK, MoveKind.PILE)
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """One single hand from the expert's seat: its net points, and, if it knocked without
+    gin, the cards drawn in the hand before the knock and whether it was undercut."""
+
+    points: int
+    knock_draws: int | None = None
+    undercut: bool = False
 
 
 class TunedExpert(ExpertEngine):
@@ -131,34 +162,143 @@ def deal_ranges(deals: int, first: int = 0, chunk: int = 25) -> list[range]:
     return [range(start, min(start + chunk, end)) for start in range(first, end, chunk)]
 
 
-def hand_points(rules: Rules, expert: ExpertEngine, seat: int, seed: str, key: int) -> int:
-    """The expert's net points in the single hand ``key``, sitting at ``seat``."""
-    players = [expert, SimpleEngine()] if seat == 0 else [SimpleEngine(), expert]
+def hand_result(
+    rules: Rules,
+    expert: ExpertEngine,
+    seat: int,
+    seed: str,
+    key: int,
+    opponent: Callable[[], Engine] = SimpleEngine,
+) -> HandResult:
+    """The single hand ``key`` played by the expert at ``seat`` against ``opponent``."""
+    players = [expert, opponent()] if seat == 0 else [opponent(), expert]
     log = play_game(rules, players, seed, key)
     if log.fault is not None:
         who = type(expert).__name__
         raise Fault(f"{who} at seat {seat}, deal {key} of seed {seed!r}: {log.fault}")
     entry = log.game.entries[-1]
     if entry.winner is None:
-        return 0
-    return entry.result.points if entry.winner == seat else -entry.result.points
+        return HandResult(0)
+    result = entry.result
+    points = result.points if entry.winner == seat else -result.points
+    knocked = result.knocker is not None and entry.seats[result.knocker] == seat
+    if not knocked or result.outcome not in (Outcome.KNOCK, Outcome.UNDERCUT):
+        return HandResult(points)
+    steps = log.hands[-1].steps
+    draws = sum(1 for step in steps if step.turn.move.kind in _DRAWS)
+    return HandResult(points, draws, result.outcome is Outcome.UNDERCUT)
 
 
-def play_deals(job: tuple[range, str, Change, int]) -> list[tuple[int, int]]:
-    """For each deal of the range, the baseline's and the changed expert's points, summed over
-    both seats."""
-    keys, seed, changes, movetime = job
+def hand_points(rules: Rules, expert: ExpertEngine, seat: int, seed: str, key: int) -> int:
+    """The expert's net points in the single hand ``key`` against ``simple``, at ``seat``."""
+    return hand_result(rules, expert, seat, seed, key).points
+
+
+Deal = tuple[tuple[HandResult, HandResult], tuple[HandResult, HandResult]]
+"""One deal: the baseline's two hands (seats 0 and 1), then the changed expert's."""
+
+
+Pair = tuple[HandResult, HandResult]
+DealJob = tuple[range, str, Change, int, str, dict[int, Pair]]
+"""A job of ``play_deals``: the deals, the seed, the changes, the changed expert's Movetime,
+the opponent's name, and the baseline's hands of the deals already known."""
+
+
+def play_deals(job: DealJob) -> list[Deal]:
+    """For each deal of the range, the baseline's and the changed expert's hands from both
+    seats. The baseline's are played only for the deals whose hands are not given."""
+    keys, seed, changes, movetime, opponent, known = job
     rules = Rules(target=1)
     base = ExpertEngine()
     tuned = TunedExpert(changes)
     tuned.set_option("Movetime", str(movetime))
-    out = []
+    make = OPPONENTS[opponent]
+
+    def both(expert: ExpertEngine, key: int) -> Pair:
+        return (
+            hand_result(rules, expert, 0, seed, key, make),
+            hand_result(rules, expert, 1, seed, key, make),
+        )
+
+    same = not changes and movetime == DEFAULT_MOVETIME
+    out: list[Deal] = []
     for key in keys:
-        pair = [
-            sum(hand_points(rules, e, seat, seed, key) for seat in (0, 1)) for e in (base, tuned)
-        ]
-        out.append((pair[0], pair[1]))
+        pair = known[key] if key in known else both(base, key)
+        out.append((pair, pair if same else both(tuned, key)))
     return out
+
+
+def fingerprint(opponent: str) -> str:
+    """A digest of the sources the baseline's hands depend on: the expert's, the opponent's
+    and the rules core's. A change to any of them makes the cached hands stale."""
+    digest = hashlib.sha256(opponent.encode())
+    sources = [
+        ROOT / "engines" / "expert_engine.py",
+        *sorted((ROOT / "engines" / "expert").glob("*.py")),
+        Path(sys.modules[OPPONENTS[opponent].__module__].__file__ or ""),
+        *sorted((ROOT / "ginproto").glob("*.py")),
+    ]
+    for source in sources:
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def load_cache(path: Path | None, prefix: str) -> dict[int, Pair]:
+    """The baseline's hands of the deals cached in ``path`` under ``prefix``."""
+    if path is None or not path.exists():
+        return {}
+    table = json.loads(path.read_text())
+    out: dict[int, Pair] = {}
+    for name, hands in table.items():
+        stem, _, key = name.rpartition(":")
+        if stem == prefix:
+            first, second = (HandResult(*hand) for hand in hands)
+            out[int(key)] = (first, second)
+    return out
+
+
+def save_cache(path: Path, prefix: str, deals: dict[int, Pair]) -> None:
+    """Add the baseline's hands of ``deals`` to the cache ``path`` under ``prefix``."""
+    table = json.loads(path.read_text()) if path.exists() else {}
+    for key, pair in deals.items():
+        table[f"{prefix}:{key}"] = [dataclasses.astuple(hand) for hand in pair]
+    path.write_text(json.dumps(table))
+
+
+def undercut_line(hands: Sequence[HandResult]) -> str:
+    """The share of the knocks without gin among ``hands`` that were undercut, in all and by
+    the cards drawn before the knock."""
+    knocks = [h for h in hands if h.knock_draws is not None]
+    if not knocks:
+        return "no knock without gin"
+    parts = []
+    for lo, hi in DRAW_BANDS:
+        band = [h for h in knocks if lo <= (h.knock_draws or 0) <= hi]
+        if band:
+            rate = 100 * sum(h.undercut for h in band) / len(band)
+            parts.append(f"{lo}-{hi}: {rate:.0f} % of {len(band)}")
+    cut = sum(h.undercut for h in knocks)
+    whole = f"{cut} of {len(knocks)} knocks undercut ({100 * cut / len(knocks):.1f} %)"
+    return f"{whole}; by cards drawn {', '.join(parts)}"
+
+
+def paired(results: Sequence[Deal]) -> tuple[float, float]:
+    """The paired difference of ``results`` in points per hand, with its 95 % half-width."""
+    diffs = [(sum(h.points for h in t) - sum(h.points for h in b)) / 2 for b, t in results]
+    mean = sum(diffs) / len(diffs)
+    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    return mean, half
+
+
+def running(results: list[Deal]) -> str:
+    """The figures so far, for the progress line: the paired difference and both experts'
+    undercut knocks."""
+    mean, half = paired(results)
+    cuts = []
+    for side in (0, 1):
+        knocks = [h for deal in results for h in deal[side] if h.knock_draws is not None]
+        cuts.append(f"{sum(h.undercut for h in knocks)}/{len(knocks)}")
+    return f"{mean:+.3f} ± {half:.3f}, undercut {cuts[0]} and {cuts[1]}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,10 +313,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a Params field of the changed expert (repeatable)",
     )
     parser.add_argument(
+        "--opponent",
+        choices=sorted(OPPONENTS),
+        default="simple",
+        help="the engine both experts play against",
+    )
+    parser.add_argument(
         "--movetime",
         type=int,
         default=DEFAULT_MOVETIME,
         help="the changed expert's Movetime option, in ms",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="a JSON file that keeps the baseline's hands between runs (kept apart by seed,"
+        " opponent and a digest of the engines' and rules core's sources)",
+    )
+    parser.add_argument(
+        "--cache-key",
+        help="the name the baseline's hands are cached under, instead of the sources' digest"
+        " (for changes that leave the baseline as it was)",
     )
     args = parser.parse_args(argv)
     try:
@@ -185,19 +342,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     if args.deals < 1 or args.jobs < 1 or args.movetime < 0:
         parser.error("--deals and --jobs must be at least 1, --movetime at least 0")
-    jobs = [
-        (deals, args.seed, changes, args.movetime) for deals in deal_ranges(args.deals, args.first)
+    digest = args.cache_key or fingerprint(args.opponent)
+    prefix = f"{digest}:{args.opponent}:{args.seed}"
+    known = load_cache(args.cache, prefix)
+    ranges = deal_ranges(args.deals, args.first)
+    jobs: list[DealJob] = [
+        (
+            deals,
+            args.seed,
+            changes,
+            args.movetime,
+            args.opponent,
+            {k: known[k] for k in deals if k in known},
+        )
+        for deals in ranges
     ]
     try:
-        results = play_in_pool(play_deals, jobs, [len(job[0]) for job in jobs], args.jobs)
+        results = play_in_pool(
+            play_deals, jobs, [len(job[0]) for job in jobs], args.jobs, detail=running
+        )
     except Fault as fault:
         print(f"\nexpert_hands: {fault}", file=sys.stderr)
         return 1
+    if args.cache is not None:
+        keys = [key for deals in ranges for key in deals]
+        save_cache(args.cache, prefix, {k: r[0] for k, r in zip(keys, results, strict=True)})
     hands = 2 * len(results)
-    base = sum(b for b, _ in results) / hands
-    tuned = sum(t for _, t in results) / hands
-    diffs = [(t - b) / 2 for b, t in results]
-    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    pairs = [(sum(h.points for h in b), sum(h.points for h in t)) for b, t in results]
+    base = sum(b for b, _ in pairs) / hands
+    tuned = sum(t for _, t in pairs) / hands
+    _, half = paired(results)
     label = (
         ", ".join(
             args.set + ([f"Movetime={args.movetime}"] if args.movetime != DEFAULT_MOVETIME else [])
@@ -205,11 +379,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         or "unchanged"
     )
     print(
-        f"{hands} hands against simple ({len(results)} deals from both seats, seed {args.seed!r})"
+        f"{hands} hands against {args.opponent} ({len(results)} deals from both seats,"
+        f" seed {args.seed!r})"
     )
     print(f"  expert as it is        {base:+.3f} points per hand")
     print(f"  expert with {label}: {tuned:+.3f} points per hand")
     print(f"  paired difference      {tuned - base:+.3f} ± {half:.3f} points per hand (95 %)")
+    print(f"  undercuts, as it is:   {undercut_line([h for b, _ in results for h in b])}")
+    print(f"  undercuts, with {label}: {undercut_line([h for _, t in results for h in t])}")
     return 0
 
 

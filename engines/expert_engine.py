@@ -19,6 +19,14 @@ hands and keeping those that explain its last discard and its not knocking. On t
   gin (big gin when the rules have it). With no budget at all it falls back to a threshold on
   the sampled showdowns alone.
 
+**An opponent that waits for gin** (``Params.waiting``, off by default; ``camper`` plays so):
+the opponent is then modelled as one of two players, one that knocks when it can and one that
+keeps a low hand and knocks only with gin after its first turns. ``Knowledge.refine`` weighs the
+sampled hands under both, each sampled world is given one of them, and in the play-outs a
+waiting opponent does not knock without gin. With ``wait_memory`` the prior chance of the
+waiting player moves with what earlier hands of the match showed (``on_hand_over``): a hand it
+could have knocked with and did not, or a knock without gin past its first turns.
+
 **Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
 at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
 ``Movetime`` (ms, default 20) sets that effort (``effort``); a small ``go movetime`` or a low
@@ -34,11 +42,13 @@ import logging
 import random
 from typing import ClassVar
 
-from engines.expert.knowledge import Knowledge
+from engines.expert.knowledge import WAITER_KNOCKING_TURNS, Knowledge
 from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
-from ginproto.protocol import Go
+from ginproto.hand import Outcome
+from ginproto.melds import deadwood
+from ginproto.protocol import Go, HandOver, NewMatch
 from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
 
 logger = logging.getLogger(__name__)
@@ -89,6 +99,58 @@ class ExpertEngine(Engine):
         Option.spin("Movetime", default=DEFAULT_MOVETIME, min=0, max=MAX_MOVETIME),
     )
 
+    def __init__(self) -> None:
+        super().__init__()
+        # What the hands of this match showed of each opponent (by player number): how many
+        # times it held a hand that could have knocked, past its early turns, and did not
+        # knock with it, and how many times it knocked without gin past them.
+        self._waits: dict[int, int] = {}
+        self._knocks: dict[int, int] = {}
+        # The hand of the last decision: its game view, the opponent's discards and the knock
+        # limit then.
+        self._last: tuple[GameView, int, int] | None = None
+
+    def on_new_match(self, message: NewMatch) -> None:
+        self._waits.clear()
+        self._knocks.clear()
+        self._last = None
+
+    def on_hand_over(self, message: HandOver) -> None:
+        """Remember whether the opponent showed itself waiting for gin or knocking (only when
+        this seat played the hand and decided in it)."""
+        entry, last = message.entry, self._last
+        self._last = None
+        if last is None or message.player not in entry.seats:
+            return
+        view, discards, limit = last
+        if view.hand_number != entry.number or view.seats != entry.seats:
+            return
+        if discards < WAITER_KNOCKING_TURNS:
+            return
+        mine = entry.seats.index(message.player)
+        opponent = entry.seats[1 - mine]
+        result = entry.result
+        if result.knocker == 1 - mine:
+            if result.outcome in (Outcome.KNOCK, Outcome.UNDERCUT):
+                self._knocks[opponent] = self._knocks.get(opponent, 0) + 1
+            return
+        held = result.hands[1 - mine] if result.hands else ()
+        if held and deadwood(held) <= limit:
+            self._waits[opponent] = self._waits.get(opponent, 0) + 1
+
+    def waiting_prior(self, view: GameView, params: Params) -> float:
+        """The chance that the opponent waits for gin: ``Params.waiting``, moved by what the
+        earlier hands of the match showed (``wait_memory`` pseudo-hands of it against each
+        hand seen)."""
+        if params.waiting <= 0 or params.wait_memory <= 0:
+            return params.waiting
+        opponent = view.seats[1 - view.hand.seat]
+        waits = self._waits.get(opponent, 0)
+        knocks = self._knocks.get(opponent, 0)
+        prior = params.wait_memory
+        chance = (waits + prior * params.waiting) / (waits + knocks + prior)
+        return min(0.99, max(0.01, chance))
+
     def params_for(self, budget: float) -> Params:
         """The parameters of a decision with ``budget`` milliseconds: ``effort``'s. A subclass
         may change them (``bench/expert_hands.py`` compares such variants)."""
@@ -106,6 +168,8 @@ class ExpertEngine(Engine):
         params = self.params_for(budget_ms(int(self.option("Movetime")), self.go))
         rng = random.Random(hash(key))
         knowledge = Knowledge.of(hand)
+        self._last = (view, len(knowledge.discarded), hand.knock_limit)
+        waiting = self.waiting_prior(view, params)
         if params.posterior:
             knowledge.refine(
                 rng,
@@ -115,6 +179,8 @@ class ExpertEngine(Engine):
                 declined=params.declined,
                 regret=params.regret,
                 keep=params.keep,
+                waiting=waiting,
+                wait_beta=params.wait_beta,
             )
         return Evaluator(knowledge, params, rng, hand.knock_limit)
 
@@ -163,8 +229,15 @@ class ExpertEngine(Engine):
     def _worlds(evaluator: Evaluator) -> list[World]:
         """The sampled worlds of a decision: opponent hands from the inference, each with the
         rest of the unseen cards shuffled into a stock."""
-        hands = evaluator.opponent_hands(evaluator.params.worlds)
-        return worlds(hands, evaluator.k.unseen, evaluator.rng)
+        count = evaluator.params.worlds
+        if evaluator.params.waiting <= 0:
+            hands = evaluator.opponent_hands(count)
+            return worlds(hands, evaluator.k.unseen, evaluator.rng)
+        styled = evaluator.styled_opponent_hands(count)
+        out = worlds([hand for hand, _ in styled], evaluator.k.unseen, evaluator.rng)
+        for world, (_, waits) in zip(out, styled, strict=True):
+            world.waits = waits
+        return out
 
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
@@ -196,18 +269,47 @@ class ExpertEngine(Engine):
         hold = knock is not None and params.hold_for_gin
         hold_card = candidates[0]
         hold_total = 0.0
+        # And, with ``hold_low``, declining it to knock later with that little deadwood.
+        low = knock is not None and params.hold_low > 0
+        low_total = 0.0
         hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
+        # A waiting opponent still knocks in its first turns of the hand.
+        early = max(0, WAITER_KNOCKING_TURNS - len(evaluator.k.discarded))
         for world in self._worlds(evaluator):
+            theirs = params.wait_limit if world.waits else None
             for card in candidates:
                 rest = [c for c in cards if c != card]
-                totals[card] += play_out(rest, World(world.opponent, world.stock), card, scoring)
+                totals[card] += play_out(
+                    rest, world, card, scoring, their_limit=theirs, their_early_turns=early
+                )
             if knock is not None:
                 kept = [c for c in cards if c != knock]
                 knock_total += showdown(kept, world.opponent, hidden, scoring)
             if hold:
                 rest = [c for c in cards if c != hold_card]
-                hold_total += play_out(rest, world, hold_card, scoring, my_limit=0)
+                hold_total += play_out(
+                    rest,
+                    world,
+                    hold_card,
+                    scoring,
+                    my_limit=0,
+                    their_limit=theirs,
+                    their_early_turns=early,
+                )
+            if low:
+                rest = [c for c in cards if c != hold_card]
+                low_total += play_out(
+                    rest,
+                    world,
+                    hold_card,
+                    scoring,
+                    my_limit=params.hold_low,
+                    their_limit=theirs,
+                    their_early_turns=early,
+                )
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
+            return Move.discard(hold_card)
         if hold and hold_total > max(knock_total, totals[best]):
             return Move.discard(hold_card)
         if knock is not None and knock_total >= totals[best]:

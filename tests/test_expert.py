@@ -24,7 +24,7 @@ from ginproto.game import GameView
 from ginproto.hand import Hand
 from ginproto.melds import cards_mask, deadwood, discard_deadwoods
 from ginproto.moves import Move, MoveKind
-from ginproto.protocol import Go
+from ginproto.protocol import Go, NewMatch
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, play_game
 from referee.cli import cli
@@ -229,6 +229,32 @@ def test_games_in_every_variant_have_no_fault(variant: Variant) -> None:
     assert log.game.is_over
 
 
+@pytest.mark.parametrize(
+    "variant", [Variant.STANDARD, Variant.OKLAHOMA, Variant.HOLLYWOOD, Variant.THREEHANDED]
+)
+def test_the_model_of_a_waiting_opponent_plays_every_variant_the_same_twice(
+    variant: Variant,
+) -> None:
+    from bench.expert_hands import TunedExpert
+    from engines.camper_engine import CamperEngine
+
+    changes = {"waiting": 0.5, "wait_memory": 2.0, "hold_low": 4}
+
+    def game() -> list[tuple[int | None, int]]:
+        experts = [TunedExpert(changes) for _ in range(2)]
+        for expert in experts:
+            expert.set_option("Movetime", "2")
+        players = [experts[0], CamperEngine()]
+        if variant is Variant.THREEHANDED:
+            players.append(experts[1])
+        log = play_game(Rules(variant=variant, target=40), players, "waiting", 0)
+        assert log.fault is None
+        assert log.game.is_over
+        return [(e.winner, e.result.points) for e in log.game.entries]
+
+    assert game() == game()
+
+
 def test_it_beats_random_play() -> None:
     wins = 0
     for key in range(6):
@@ -400,6 +426,86 @@ def test_a_hand_that_could_have_knocked_is_not_kept_once_the_opponent_declined_t
     ]
     assert knockable[0] > 0.2
     assert knockable[1] == 0.0
+
+
+def test_an_opponent_that_may_wait_for_gin_keeps_the_hands_that_could_have_knocked() -> None:
+    # Past its knocking turns, an opponent that waits for gin may hold a hand that could have
+    # knocked: such hands are kept, and are all held by the waiting player (the one that
+    # knocks when it can would have knocked with them).
+    discards = tuple(parse_cards("9s 8h 7c"))
+    mixed, plain = _melded_opponent(discards), _melded_opponent(discards)
+    mixed.refine(
+        random.Random(4),
+        300,
+        beta=0.05,
+        limit=10,
+        declined=0.0,
+        regret=0.0,
+        keep=0.0,
+        waiting=0.5,
+        wait_beta=0.05,
+    )
+    plain.refine(random.Random(4), 300, beta=0.05, limit=10, declined=0.0, regret=0.0, keep=0.0)
+    assert not plain.population_waiting
+    styled = mixed.styled_samples(random.Random(4), 300)
+    knockable = [waits for hand, waits in styled if 0 < deadwood(hand) <= 10]
+    assert len(knockable) > 30 and all(knockable)
+    others = [waits for hand, waits in styled if deadwood(hand) > 10]
+    assert 0 < sum(others) < len(others)
+    assert all(0.0 <= w <= 1.0 for w in mixed.population_waiting)
+    assert len(mixed.population_waiting) == len(mixed.population)
+    # Without the waiting player, the styled samples are the plain ones, none waiting.
+    assert plain.styled_samples(random.Random(9), 50) == [
+        (hand, False) for hand in plain.samples(random.Random(9), 50)
+    ]
+
+
+def test_an_opponent_that_waits_for_gin_in_a_play_out_knocks_only_with_gin() -> None:
+    # Bonuses far above any deadwood tell the kinds of result apart: the opponent's knock
+    # without gin wins it less than 100; its gin wins 1000 or more, an undercut of it costs it
+    # 500 or more.
+    scoring = Scoring(10, 1000, 500)
+    rng = random.Random(8)
+    their_knocks = 0
+    for _ in range(150):
+        deck = list(DECK)
+        rng.shuffle(deck)
+        mine, theirs, top, stock = deck[:10], deck[10:20], deck[20], deck[21:]
+        world = World(theirs, stock)
+        waiting = play_out(mine, world, top, scoring, my_limit=0, their_limit=0)
+        assert not -500 < waiting < 0
+        plain = play_out(mine, world, top, scoring, my_limit=0)
+        their_knocks += -500 < plain < 0
+        # Early turns longer than any hand: the opponent knocks as it always did.
+        early = play_out(mine, world, top, scoring, my_limit=0, their_limit=0, their_early_turns=99)
+        assert early == plain
+    assert their_knocks > 10
+
+
+def test_the_expert_remembers_an_opponent_that_waits_for_gin_and_one_that_knocks() -> None:
+    from bench.expert_hands import TunedExpert
+    from engines.camper_engine import CamperEngine
+
+    rules = Rules(target=1)
+    seen = {}
+    for name, opponent in (("camper", CamperEngine), ("simple", SimpleEngine)):
+        expert = TunedExpert({"waiting": 0.5, "wait_memory": 2.0})
+        expert.set_option("Movetime", "2")
+        for key in range(12):
+            play_game(rules, [expert, opponent()], "memory", key)
+        seen[name] = (expert._waits.get(1, 0), expert._knocks.get(1, 0))
+        params = expert.params_for(2)
+        view = _view(_hand("take", "discard Ks"), 0)
+        seen[name + " prior"] = expert.waiting_prior(view, params)
+    # camper never knocks without gin past its third turn, simple never holds a hand it
+    # could knock with.
+    assert seen["camper"][0] > 0 and seen["camper"][1] == 0
+    assert seen["simple"][0] == 0 and seen["simple"][1] > 0
+    assert seen["camper prior"] > 0.5 > seen["simple prior"]
+    # A new match forgets them; without the memory the prior is the parameter's.
+    expert.on_new_match(NewMatch())
+    assert expert.waiting_prior(view, params) == 0.5
+    assert ExpertEngine().waiting_prior(view, Params(waiting=0.5)) == 0.5
 
 
 def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:

@@ -52,6 +52,9 @@ PASSED_FACTOR = 0.55
 DISCARDED_FACTOR = 0.7
 TAKEN_FACTOR = 1.8
 MAX_PROBABILITY = 0.97
+WAITER_KNOCKING_TURNS = 3
+"""The turns of a hand in which an opponent that waits for gin is modelled to knock when it can
+(as ``camper`` does); after them it knocks only with gin."""
 
 
 def meld_partners(card: Card) -> tuple[Card, ...]:
@@ -94,6 +97,9 @@ class Knowledge:
     last_taken: Card | None = None  # ... and the pile card it took on that turn, if any
     population: list[tuple[Card, ...]] = field(default_factory=list)
     population_weights: list[float] = field(default_factory=list)
+    # With ``refine(waiting=...)``: for each weighed hand, the chance that its holder waits for
+    # gin (declines knocks after its first ``WAITER_KNOCKING_TURNS`` turns).
+    population_waiting: list[float] = field(default_factory=list)
 
     @classmethod
     def of(cls, hand: HandView) -> Knowledge:
@@ -200,6 +206,25 @@ class Knowledge:
         weighted hands instead."""
         if self.population:
             return rng.choices(self.population, weights=self.population_weights, k=count)
+        return self._fresh_samples(rng, count, beta, ratio)
+
+    def styled_samples(
+        self, rng: random.Random, count: int, beta: float = 0.0, ratio: int = 1
+    ) -> list[tuple[tuple[Card, ...], bool]]:
+        """``count`` opponent hands as ``samples`` draws them, each with whether its holder
+        waits for gin (drawn with the chance ``refine(waiting=...)`` gave the hand; never
+        without it)."""
+        if not self.population:
+            return [(hand, False) for hand in self._fresh_samples(rng, count, beta, ratio)]
+        picks = rng.choices(range(len(self.population)), weights=self.population_weights, k=count)
+        waiting = self.population_waiting
+        return [
+            (self.population[i], bool(waiting) and rng.random() < waiting[i]) for i in picks
+        ]
+
+    def _fresh_samples(
+        self, rng: random.Random, count: int, beta: float, ratio: int
+    ) -> list[tuple[Card, ...]]:
         pool = self._pool()
         uniform = rng.random
         if beta <= 0 or ratio <= 1:
@@ -218,6 +243,8 @@ class Knowledge:
         declined: float,
         regret: float,
         keep: float,
+        waiting: float = 0.0,
+        wait_beta: float = 0.0,
     ) -> None:
         """Sharpen the per-card probabilities with what whole hands explain: draw ``size``
         hands from them and weigh each by how well it explains the opponent's play (low
@@ -225,7 +252,16 @@ class Knowledge:
         discard, ``exp(-regret * points)`` for the points of deadwood it kept that another
         discard would have shed). The new probability of a card is its weighted share of the
         hands, mixed with ``keep`` of the old one; the weighted hands are kept for
-        ``samples``."""
+        ``samples``.
+
+        With ``waiting`` above 0 the opponent is a mixture of two players: one that knocks
+        when it can (with prior chance ``1 - waiting``), whose hands are weighed as above, and
+        one that waits for gin after its first ``WAITER_KNOCKING_TURNS`` turns, whose hands
+        are weighed ``exp(-wait_beta * turns * deadwood)``, ``turns`` its discards so far (it
+        keeps a low hand, the lower the longer it plays on), and are not held to
+        its not knocking (only to its not going gin). Each player's weights are normalised
+        over the hands, so the evidence decides between them; for each hand the chance that
+        its holder waits is kept in ``population_waiting``."""
         need = self.hidden_count
         if need <= 0 or size <= 0 or not self.unseen:
             return
@@ -233,22 +269,53 @@ class Knowledge:
         uniform = rng.random
         hands = [self._draw(pool, uniform) for _ in range(size)]
         weights: list[float] = []
+        waits: list[float] = []
+        waiter_weights: list[float] = []
         last = self.last_discard
         banned = -1 if self.last_taken is None else self.last_taken.index
+        mixed = waiting > 0
+        # A waiting opponent past its knocking turns is held only to its not going gin.
+        patient = len(self.discarded) >= WAITER_KNOCKING_TURNS
+        # Its hand is the lower the longer it has kept it low: in hands against the expert,
+        # ``camper`` held 30 points of deadwood after its 4th discard, 17 after its 7th and 7
+        # to 10 after its 9th to 12th.
+        lowness = wait_beta * len(self.discarded)
         for hand in hands:
             mask = cards_mask(hand)
             dw = mask_deadwood(mask)
             w = math.exp(-beta * dw)
-            if self.discarded and dw <= limit:
-                w *= declined * declined if dw == 0 else declined
+            shown = 1.0  # the evidence of the last discard, the same for both players
             if last is not None and regret > 0:
                 # The deadwood its last discard kept (the hand drawn never holds that card,
                 # which is in the pile or this seat's hand), against its best other discard.
                 bit = 1 << last.index
                 kept = dw if not mask & bit else mask_deadwood(mask ^ bit)
                 best = mask_least_discard(mask | bit, banned)
-                w *= math.exp(-regret * (kept - best))
-            weights.append(w)
+                shown = math.exp(-regret * (kept - best))
+            factor = 1.0
+            if self.discarded and dw <= limit:
+                factor = declined * declined if dw == 0 else declined
+            weights.append(w * factor * shown)
+            if mixed:
+                if patient:
+                    factor = declined * declined if dw == 0 else 1.0
+                waits.append(math.exp(-lowness * dw))
+                waiter_weights.append(factor * shown)
+        if mixed:
+            # Each player's prior over the hands, normalised: the hands were drawn alike.
+            knocker_mass = sum(math.exp(-beta * mask_deadwood(cards_mask(h))) for h in hands)
+            waiter_mass = sum(waits)
+            if knocker_mass <= 0 or waiter_mass <= 0:
+                return
+            knocker = [(1 - waiting) * w / knocker_mass for w in weights]
+            waiter = [
+                waiting * prior * w / waiter_mass
+                for prior, w in zip(waits, waiter_weights, strict=True)
+            ]
+            weights = [a + b for a, b in zip(knocker, waiter, strict=True)]
+            self.population_waiting = [
+                b / (a + b) if a + b > 0 else 0.0 for a, b in zip(knocker, waiter, strict=True)
+            ]
         total = sum(weights)
         if total <= 0:
             return
