@@ -286,26 +286,10 @@ class ExpertEngine(Engine):
                 kept = [c for c in cards if c != knock]
                 knock_total += showdown(kept, world.opponent, hidden, scoring)
             if hold:
-                rest = [c for c in cards if c != hold_card]
-                hold_total += play_out(
-                    rest,
-                    world,
-                    hold_card,
-                    scoring,
-                    my_limit=0,
-                    their_limit=theirs,
-                    their_early_turns=early,
-                )
+                hold_total += self._hold(cards, hold_card, world, scoring, 0, theirs, early)
             if low:
-                rest = [c for c in cards if c != hold_card]
-                low_total += play_out(
-                    rest,
-                    world,
-                    hold_card,
-                    scoring,
-                    my_limit=params.hold_low,
-                    their_limit=theirs,
-                    their_early_turns=early,
+                low_total += self._hold(
+                    cards, hold_card, world, scoring, params.hold_low, theirs, early
                 )
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
         if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
@@ -315,6 +299,23 @@ class ExpertEngine(Engine):
         if knock is not None and knock_total >= totals[best]:
             return Move.knock(knock)
         return Move.discard(best)
+
+    @staticmethod
+    def _hold(
+        cards: tuple[Card, ...] | list[Card],
+        card: Card,
+        world: World,
+        scoring: Scoring,
+        mine: int,
+        theirs: int | None,
+        early: int,
+    ) -> float:
+        """The play-out of declining the knock: ``card`` discarded, then a knock only with
+        ``mine`` deadwood or less (0: gin)."""
+        rest = [c for c in cards if c != card]
+        return play_out(
+            rest, world, card, scoring, my_limit=mine, their_limit=theirs, their_early_turns=early
+        )
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand
