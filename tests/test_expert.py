@@ -7,6 +7,7 @@ import dataclasses
 import json
 import random
 import statistics
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -340,17 +341,22 @@ def test_hands_weighed_by_deadwood_hold_less_of_it_and_only_cards_the_opponent_m
     assert mean_weighed < mean_plain - 5
 
 
+def play_out_deals(seed: int, count: int) -> Iterator[tuple[list[Card], World, Card]]:
+    """``count`` seeded random deals for a play-out: this seat's 10 cards, the world (the
+    opponent's 10 and the stock) and the pile's top card."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        deck = list(DECK)
+        rng.shuffle(deck)
+        yield deck[:10], World(deck[10:20], deck[21:]), deck[20]
+
+
 def test_a_seat_that_plays_on_for_gin_knocks_only_with_gin() -> None:
     # Bonuses far above any deadwood tell the kinds of result apart: this seat's own knock
     # without gin wins less than 100; a gin or an undercut of the opponent wins 500 or more.
     scoring = Scoring(10, 1000, 500)
-    rng = random.Random(8)
     plain_knocks = 0
-    for _ in range(150):
-        deck = list(DECK)
-        rng.shuffle(deck)
-        mine, theirs, top, stock = deck[:10], deck[10:20], deck[20], deck[21:]
-        world = World(theirs, stock)
+    for mine, world, top in play_out_deals(8, 150):
         for_gin = play_out(mine, world, top, scoring, my_limit=0)
         assert not 0 < for_gin < 500
         plain_knocks += 0 < play_out(mine, world, top, scoring) < 500
@@ -465,13 +471,8 @@ def test_an_opponent_that_waits_for_gin_in_a_play_out_knocks_only_with_gin() -> 
     # without gin wins it less than 100; its gin wins 1000 or more, an undercut of it costs it
     # 500 or more.
     scoring = Scoring(10, 1000, 500)
-    rng = random.Random(8)
     their_knocks = 0
-    for _ in range(150):
-        deck = list(DECK)
-        rng.shuffle(deck)
-        mine, theirs, top, stock = deck[:10], deck[10:20], deck[20], deck[21:]
-        world = World(theirs, stock)
+    for mine, world, top in play_out_deals(8, 150):
         waiting = play_out(mine, world, top, scoring, my_limit=0, their_limit=0)
         assert not -500 < waiting < 0
         plain = play_out(mine, world, top, scoring, my_limit=0)
