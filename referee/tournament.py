@@ -950,11 +950,18 @@ class _TimedSeats:
 
 class LocalBackend:
     """Plays jobs on ``concurrency`` local worker threads, each keeping its engine processes
-    warm from game to game (restarted after a fault), and yields results in job order."""
+    warm from game to game (restarted after a fault), and yields results in job order.
+    ``watch`` wraps each worker's seats, to watch the games it plays (``referee.live``)."""
 
-    def __init__(self, context: JobContext, concurrency: int = 1) -> None:
+    def __init__(
+        self,
+        context: JobContext,
+        concurrency: int = 1,
+        watch: Callable[[Callable[[], Seats]], Callable[[], Seats]] | None = None,
+    ) -> None:
         self.context = context
         self.concurrency = concurrency
+        self.watch = watch  # wraps the seats factory (the live page's view of the games)
 
     def run(
         self, jobs: Sequence[GameJob], stop: Callable[[], bool] = lambda: False
@@ -964,8 +971,9 @@ class LocalBackend:
         def seats() -> Seats:
             return _TimedSeats(self.context.seats(), times)
 
+        factory = seats if self.watch is None else self.watch(seats)
         done: Played
-        for done in run_jobs(jobs, seats, self.concurrency, stop):
+        for done in run_jobs(jobs, factory, self.concurrency, stop):
             seconds = times.pop(done.job.index, 0.0)
             yield result_of(self.context, done.job, done.log, done.engines, seconds)
 

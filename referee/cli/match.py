@@ -8,7 +8,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -34,6 +34,7 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
+from referee.cli.serve import Live, check_web, serve_option
 from referee.dask_address import DaskError
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from referee.clock import TimeControl
     from referee.dask_backend import DaskCluster
     from referee.engine import EngineSpec
+    from referee.live import Address
     from referee.match import JobRunner, MatchConfig, MatchResult, Played
     from referee.report import Standings
 
@@ -156,6 +158,7 @@ class SprtNumber(click.ParamType[float]):
     help="Write the match report, with every game to replay, as one HTML page.",
 )
 @dask_option("Play the games on a Dask cluster: a scheduler's address, or local:N workers.")
+@serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def match(
     engines: tuple[str, ...],
@@ -186,6 +189,7 @@ def match(
     dask: str | None,
     quiet: bool,
     html_out: str | None = None,
+    serve: Address | None = None,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
@@ -197,6 +201,8 @@ def match(
         ginref match "python3 mybot.py" simple --tc 60+0.5 --record games.gin
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
+
+    --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/).
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
     from ginproto.record import record_from_log
@@ -213,6 +219,8 @@ def match(
     from referee.progress import Progress
     from referee.stats import SPRT
 
+    if serve is not None:
+        check_web()
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))
@@ -246,6 +254,7 @@ def match(
     )
     runner: JobRunner = run_jobs
     where = ""
+    live = None if serve is None else Live.open(serve, "ginref match", "match")
     if dask is not None:
         try:
             cluster = click.get_current_context().with_resource(open_cluster(dask))
@@ -292,8 +301,15 @@ def match(
     progress = Progress(games, stream=err, quiet=quiet)
     records: list[GameRecord] = []
     finished: list[Standings] = []  # the standings after the last finished game
+    shown = None
+    if live is not None:
+        shown = _live_match(live, display, config, dask is None)
+        if dask is None:
+            runner = live.watching(runner, display)
 
     def on_game(done: Played, standings: Standings) -> None:
+        if shown is not None:
+            shown(done, standings)
         finished[:] = [standings]
         if html_out is not None:
             records.append(
@@ -339,9 +355,27 @@ def match(
             _write_report(records, html_out, display, config)
         except click.ClickException as exc:  # the results are still printed, then this
             failed = exc
+    if live is not None:
+        live.over(
+            f"stopped early after {result.played} of {games} games"
+            if result.stopped_early
+            else f"complete: {result.played} of {games} games"
+        )
     _print_results(config, result, as_json, games)
     if failed is not None:
         raise failed
+    if live is not None:
+        live.stay()
+
+
+def _live_match(
+    live: Live, names: Sequence[str], config: MatchConfig, local: bool
+) -> Callable[[Played, Standings], None]:
+    """The live page's hook for each finished game, the page titled as the match."""
+    from referee.live import feed_match
+
+    live.state.title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
+    return feed_match(live.state, names, config.games, config.sprt, config.event)
 
 
 def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, games: int) -> None:

@@ -41,12 +41,14 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
+from referee.cli.serve import Live, check_web, serve_option
 from referee.dask_address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
 
 # The store (SQLite), the tournament machinery and the Dask backend are imported by the
 # functions that use them, when the command runs.
 if TYPE_CHECKING:
+    from referee.live import Address
     from referee.store import GameResult, Scheduled, Store
     from referee.tournament import Backend, TournamentConfig
 
@@ -165,6 +167,7 @@ TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
     metavar="OUT.html",
     help="Write the report, with every game to replay, as one HTML page.",
 )
+@serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def tournament(
     config: str | None,
@@ -191,6 +194,7 @@ def tournament(
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
+    serve: Address | None = None,
 ) -> None:
     """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
 
@@ -211,6 +215,10 @@ def tournament(
     fails):
 
         ginref tournament --verify cup-results
+
+    --serve PORT shows the run live in a browser (http://127.0.0.1:PORT/): the progress, the
+    standings, the games in progress as a spectator sees them, and every finished game in
+    the replay viewer.
     """
     from referee.store import Store, StoreError
     from referee.tournament import ConfigError, build_config, cpu_plan, load_config
@@ -218,6 +226,10 @@ def tournament(
     for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
         if folder is not None and not folder.strip():
             raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
+    if serve is not None:
+        if verify is not None:
+            raise click.UsageError("--serve shows a run live: it does not go with --verify")
+        check_web()
     if verify is not None:
         if config is not None or resume is not None:
             raise click.UsageError(
@@ -273,7 +285,10 @@ def tournament(
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
     announce_sandbox(cfg.sandbox)
     announce_affinity(cpu_plan(cfg))
-    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out, config)
+    live = None if serve is None else Live.open(serve, cfg.event, "tournament")
+    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out, config, live)
+    if live is not None:
+        live.stay()
 
 
 def _verify(directory: str) -> None:
@@ -314,6 +329,7 @@ def _run(
     quiet: bool,
     html_out: str | None = None,
     config: str | None = None,
+    live: Live | None = None,
 ) -> None:
     from referee.store import DirectoryLock, StoreError
     from referee.tournament import open_tournament
@@ -331,13 +347,15 @@ def _run(
             _preflight(cfg)  # before the store is created: a new run is not started at all
         # No sandboxed engine sees the store, the records, the config or the stderr files.
         hidden = reserve_paths([config], [directory, stderr_dir])
-        backend = _backend(cfg, stderr_dir, hidden)  # on a cluster: checks every worker's engines
+        watch = None if live is None or cfg.dask is not None else live.watch(cfg.names)
+        # On a cluster: checks every worker's engines.
+        backend = _backend(cfg, stderr_dir, hidden, watch)
         try:
             store = open_tournament(cfg, directory, resume)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
         with store:
-            _play(store, cfg, backend, directory, resume, as_json, quiet, html_out)
+            _play(store, cfg, backend, directory, resume, as_json, quiet, html_out, live)
     finally:
         lock.release()
 
@@ -373,14 +391,17 @@ def _preflight(cfg: TournamentConfig) -> None:
         raise click.ClickException(str(exc)) from None
 
 
-def _backend(cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str]) -> Backend:
+def _backend(
+    cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str], watch: Any = None
+) -> Backend:
     """Local workers, or the Dask cluster, connected and with every engine checked on every
-    worker before game 1. A sandboxed engine sees none of the ``hidden`` paths."""
+    worker before game 1. A sandboxed engine sees none of the ``hidden`` paths. ``watch``
+    wraps the local workers' seats (the live page)."""
     from referee.tournament import JobContext, LocalBackend
 
     context = JobContext.of(cfg, stderr_dir, hidden)
     if cfg.dask is None:
-        return LocalBackend(context, cfg.concurrency)
+        return LocalBackend(context, cfg.concurrency, watch)
     from referee.dask_backend import DaskBackend
 
     cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
@@ -401,10 +422,12 @@ def _play(
     as_json: bool,
     quiet: bool,
     html_out: str | None = None,
+    live: Live | None = None,
 ) -> None:
     import sqlite3
 
     from referee.dask_backend import DaskBackend
+    from referee.live import feed_tournament
     from referee.progress import Progress
     from referee.store import StoreError
     from referee.tournament import TournamentStandings, run_tournament
@@ -431,8 +454,11 @@ def _play(
     if resume and done < total and not isinstance(backend, DaskBackend):
         _preflight(cfg)  # a cluster's workers were checked when it was connected
     progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
+    shown = None if live is None else feed_tournament(live.state, store)
 
     def on_game(game: Scheduled, result: GameResult) -> None:
+        if shown is not None:
+            shown(game, result)
         players = " vs ".join(names[e] for e in game.seats)
         text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
         for f in result.faults:
@@ -465,6 +491,8 @@ def _play(
     standings = TournamentStandings.from_store(store)
     done, total = store.counts()
     interrupted = stopping.signum is not None and done < total
+    if live is not None:
+        live.over(f"complete: {done} of {total} games" if done == total else "stopped")
     if interrupted and not done:  # nothing finished: nothing to show
         _interrupted(directory, done, total, lost, stopping.signum)
     failed: click.ClickException | None = None
