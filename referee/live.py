@@ -490,6 +490,10 @@ def tournament_standings(standings: TournamentStandings) -> dict[str, Any]:
     }
 
 
+def _minus(x: float | None) -> float | None:
+    return None if x is None else -x
+
+
 def match_standings(
     standings: Standings,
     sprt: tuple[float, float, float, float] | None,
@@ -509,7 +513,7 @@ def match_standings(
         elo = h2h.get("elo")
         engines[0]["elo"] = elo
         engines[1]["elo"] = None if elo is None else {
-            "elo": -elo["elo"], "lo": -elo["hi"], "hi": -elo["lo"]
+            "elo": _minus(elo["elo"]), "lo": _minus(elo["hi"]), "hi": _minus(elo["lo"])
         }
     else:
         by_name = {r["name"]: r["elo"] for r in rated.to_json()["engines"]}
