@@ -284,8 +284,8 @@ def _clean(stderr: str) -> None:
 def _standings_json(folder: Path) -> list[dict[str, Any]]:
     done = subprocess.run(
         [*GINREF, "tournament", "--resume", str(folder), "--json", "-q"],
-        capture_output=True, text=True, cwd=folder.parent, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
+        capture_output=True, text=True, cwd=folder.parent, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
     engines: list[dict[str, Any]] = json.loads(done.stdout)["engines"]
@@ -432,9 +432,11 @@ def test_tournament_page_live(
     assert live, "no game in progress was ever sent"
     for snapshot in live:
         check_spectator(snapshot, hands)
-    # The check itself sees a card that was never shown (the last card of the deck).
-    leaked = {**live[-1], "moves": [*live[-1]["moves"], {"p": 0, "k": "take", "c": "x"}]}
-    leaked["moves"][-1]["c"] = hands[(leaked["g"], leaked["hand"])]["deck"][-1]
+    # The check itself sees a card that was not shown (one of a hand or of the stock).
+    last = live[-1]
+    hand = hands[(last["g"], last["hand"])]
+    unseen = next(c for c in hand["deck"] if c not in hand["public"][last["move"]])
+    leaked = {**last, "moves": [*last["moves"][:-1], {"p": 0, "k": "stock", "c": unseen}]}
     with pytest.raises(AssertionError, match="shows"):
         check_spectator(leaked, hands)
     check_page_games(seen["games"], hands)

@@ -144,9 +144,10 @@
         return '<span class="' + (g.to === p ? 'turn' : '') + '" data-player="' + p + '">' +
           esc(name) + role + (g.dealer === p ? ', dealer' : '') + ': ' + score + '</span>';
       }).join('');
-      var last = g.last ? '<p class="info">Hand ' + g.last.hand + ': ' +
-        (g.last.winner === null ? 'drawn' : esc(g.players[g.last.winner]) + ' ' + g.last.outcome +
-          ', ' + g.last.points + ' points') + '</p>' : '';
+      var last = g.last ? '<p class="info">' + (g.last.winner === null
+        ? 'Hand ' + g.last.hand + ' was drawn.'
+        : esc(g.players[g.last.winner]) + ' won hand ' + g.last.hand + ' (' +
+          esc(g.last.outcome) + '), ' + g.last.points + ' points.') + '</p>' : '';
       return '<article class="live-game" data-live-game="' + g.g + '" data-hand="' + g.hand +
         '" data-move="' + g.move + '" aria-label="game ' + g.g + ' in progress">' +
         '<h3>Game ' + g.g + ', hand ' + g.hand + ' (knock limit ' + g.limit + ')' +
