@@ -495,13 +495,14 @@ def test_resume_serves_what_the_store_holds(serve: Callable[..., Served], tmp_pa
 # Matches
 
 
+MATCH = ["match", "simple", "random", "--games", "8", "--seed", "5", "--record", "m.gin",
+         "--sprt", "0", "50", "0.001", "0.001", *FAST]
+
+
 @pytest.fixture(scope="module")
 def match_run(serve: Callable[..., Served]) -> Served:
     """A two-engine match with an SPRT, recorded, its page kept up."""
-    return serve(
-        "match", "simple", "random", "--games", "8", "--seed", "5", "--record", "m.gin",
-        "--sprt", "0", "50", "0.001", "0.001", *FAST,
-    )
+    return serve(*MATCH)
 
 
 def _check_match(run: Served, games: int) -> dict[str, Any]:
@@ -516,8 +517,16 @@ def _check_match(run: Served, games: int) -> dict[str, Any]:
     return state
 
 
-def test_match_page(browser: Any, match_run: Served) -> None:
+def test_match_page(browser: Any, match_run: Served, tmp_path: Path) -> None:
+    """The match's page, and its record: byte for byte the one the same match records
+    without ``--serve``."""
     state = _check_match(match_run, 8)
+    alone = subprocess.run(
+        [*GINREF, *MATCH, "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert (tmp_path / "m.gin").read_bytes() == (match_run.folder / "m.gin").read_bytes()
     page = Page(browser, match_run.url)
     page.page.wait_for_selector("#sprt[data-sprt]")
     rows = page.rows()

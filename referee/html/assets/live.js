@@ -142,7 +142,7 @@
         if (g.roles) role = g.roles.box === p ? ' (box)' : g.roles.captain === p ? ' (captain)' : ' (sits out)';
         var score = g.totals.map(function (t) { return t[p]; }).join(' / ');
         return '<span class="' + (g.to === p ? 'turn' : '') + '" data-player="' + p + '">' +
-          esc(name) + role + (g.dealer === p ? ', dealer' : '') + ': ' + score + '</span>';
+          esc(name) + role + (g.dealer === p ? ' (dealer)' : '') + ': ' + score + '</span>';
       }).join('');
       var last = g.last ? '<p class="info">' + (g.last.winner === null
         ? 'Hand ' + g.last.hand + ' was drawn.'
@@ -159,6 +159,8 @@
           return '<li>' + moveText(g, m) + '</li>';
         }).join('') + '</ol></article>';
     }).join('');
+    // The newest moves in sight: each list scrolled to its end.
+    document.querySelectorAll('.moves-line').forEach(function (ol) { ol.scrollTop = ol.scrollHeight; });
   }
 
   // -- finished games ----------------------------------------------------------------------
