@@ -449,10 +449,6 @@ class LiveState:
             self._cache[cursor] = out
             return out
 
-    def finished_count(self) -> int:
-        with self.lock:
-            return len(self.finished)
-
 
 # ------------------------------------------------------------------------------------------
 # A run's games and standings as the page lists them
