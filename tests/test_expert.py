@@ -472,6 +472,7 @@ def test_the_hands_of_a_match_tell_a_patient_opponent_from_one_that_knocks() -> 
     against: dict[bool, list[float]] = {}
     for waits in (True, False):
         expert = ExpertEngine()
+        expert.set_option("Movetime", "2")
         chances = [expert.waiting_prior(params)]
         for seed in range(12):
             _hand_over(expert, seed, waits=waits)
