@@ -19,13 +19,16 @@ hands and keeping those that explain its last discard and its not knocking. On t
   gin (big gin when the rules have it). With no budget at all it falls back to a threshold on
   the sampled showdowns alone.
 
-**An opponent that waits for gin** (``Params.waiting``, off by default; ``camper`` plays so):
-the opponent is then modelled as one of two players, one that knocks when it can and one that
-keeps a low hand and knocks only with gin after its first turns. ``Knowledge.refine`` weighs the
-sampled hands under both, each sampled world is given one of them, and in the play-outs a
-waiting opponent does not knock without gin. With ``wait_memory`` the prior chance of the
-waiting player moves with what earlier hands of the match showed (``on_hand_over``): a hand it
-could have knocked with and did not, or a knock without gin past its first turns.
+**An opponent that waits for gin** (``camper`` plays so): past its first turns it keeps a far
+lower hand than the inference's hands, and undercuts a knock that they would not. The expert
+gives the opponent a chance to be such a player (``Params.waiting``, 0.2 for a new opponent),
+and from the opponent's ``wait_from``-th discard of a hand on, that share of the knock's value
+is scored against hands built as such a player builds them (``Knowledge.patient_hands``); playing
+on is valued as before. The chance moves with what the earlier hands of the match showed
+(``on_hand_over``): its odds are multiplied by ``wait_odds`` (10) for each hand in which the
+opponent held a hand it could have knocked with past its first turns and did not, and divided
+by it for each knock without gin past them. Against ``simple`` it falls to 0.01 within two
+knocks; against ``camper`` it rises to 0.99.
 
 **Time.** Its effort is counted in work (sampled worlds, sampled hands, candidate moves looked
 at two draws deep), never in seconds, so a seed reproduces a game move for move. The option
@@ -38,6 +41,7 @@ same seed and position give the same move in process and as a program.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from typing import ClassVar
@@ -101,18 +105,16 @@ class ExpertEngine(Engine):
 
     def __init__(self) -> None:
         super().__init__()
-        # What the hands of this match showed of each opponent (by player number): how many
-        # times it held a hand that could have knocked, past its early turns, and did not
-        # knock with it, and how many times it knocked without gin past them.
-        self._waits: dict[int, int] = {}
-        self._knocks: dict[int, int] = {}
+        # What the hands of this match showed of the opponents: how many times one held a hand
+        # that could have knocked, past its early turns, and did not knock with it, less how
+        # many times one knocked without gin past them.
+        self._shown_waiting = 0
         # The hand of the last decision: its game view, the opponent's discards and the knock
         # limit then.
         self._last: tuple[GameView, int, int] | None = None
 
     def on_new_match(self, message: NewMatch) -> None:
-        self._waits.clear()
-        self._knocks.clear()
+        self._shown_waiting = 0
         self._last = None
 
     def on_hand_over(self, message: HandOver) -> None:
@@ -128,28 +130,24 @@ class ExpertEngine(Engine):
         if discards < WAITER_KNOCKING_TURNS:
             return
         mine = entry.seats.index(message.player)
-        opponent = entry.seats[1 - mine]
         result = entry.result
         if result.knocker == 1 - mine:
             if result.outcome in (Outcome.KNOCK, Outcome.UNDERCUT):
-                self._knocks[opponent] = self._knocks.get(opponent, 0) + 1
+                self._shown_waiting -= 1
             return
         held = result.hands[1 - mine] if result.hands else ()
         if held and deadwood(held) <= limit:
-            self._waits[opponent] = self._waits.get(opponent, 0) + 1
+            self._shown_waiting += 1
 
-    def waiting_prior(self, view: GameView, params: Params) -> float:
-        """The chance that the opponent waits for gin: ``Params.waiting``, moved by what the
-        earlier hands of the match showed (``wait_memory`` pseudo-hands of it against each
-        hand seen)."""
-        if params.waiting <= 0 or params.wait_memory <= 0:
-            return params.waiting
-        opponent = view.seats[1 - view.hand.seat]
-        waits = self._waits.get(opponent, 0)
-        knocks = self._knocks.get(opponent, 0)
-        prior = params.wait_memory
-        chance = (waits + prior * params.waiting) / (waits + knocks + prior)
-        return min(0.99, max(0.01, chance))
+    def waiting_prior(self, params: Params) -> float:
+        """The chance that the opponent waits for gin: ``Params.waiting``, its odds multiplied
+        by ``wait_odds`` for each hand of the match that showed it waiting and divided by it
+        for each that showed it knocking."""
+        prior = params.waiting
+        if prior <= 0 or prior >= 1:
+            return max(0.0, min(1.0, prior))
+        odds = prior / (1 - prior) * params.wait_odds ** max(-20, min(20, self._shown_waiting))
+        return min(0.99, max(0.01, odds / (1 + odds)))
 
     def params_for(self, budget: float) -> Params:
         """The parameters of a decision with ``budget`` milliseconds: ``effort``'s. A subclass
@@ -169,7 +167,8 @@ class ExpertEngine(Engine):
         rng = random.Random(hash(key))
         knowledge = Knowledge.of(hand)
         self._last = (view, len(knowledge.discarded), hand.knock_limit)
-        waiting = self.waiting_prior(view, params)
+        if params.waiting > 0:
+            params = dataclasses.replace(params, waiting=self.waiting_prior(params))
         if params.posterior:
             knowledge.refine(
                 rng,
@@ -179,8 +178,6 @@ class ExpertEngine(Engine):
                 declined=params.declined,
                 regret=params.regret,
                 keep=params.keep,
-                waiting=waiting,
-                wait_beta=params.wait_beta,
             )
         return Evaluator(knowledge, params, rng, hand.knock_limit)
 
@@ -229,15 +226,8 @@ class ExpertEngine(Engine):
     def _worlds(evaluator: Evaluator) -> list[World]:
         """The sampled worlds of a decision: opponent hands from the inference, each with the
         rest of the unseen cards shuffled into a stock."""
-        count = evaluator.params.worlds
-        if evaluator.params.waiting <= 0:
-            hands = evaluator.opponent_hands(count)
-            return worlds(hands, evaluator.k.unseen, evaluator.rng)
-        styled = evaluator.styled_opponent_hands(count)
-        out = worlds([hand for hand, _ in styled], evaluator.k.unseen, evaluator.rng)
-        for world, (_, waits) in zip(out, styled, strict=True):
-            world.waits = waits
-        return out
+        hands = evaluator.opponent_hands(evaluator.params.worlds)
+        return worlds(hands, evaluator.k.unseen, evaluator.rng)
 
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
@@ -273,24 +263,26 @@ class ExpertEngine(Engine):
         low = knock is not None and params.hold_low > 0
         low_total = 0.0
         hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
-        # A waiting opponent still knocks in its first turns of the hand.
-        early = max(0, WAITER_KNOCKING_TURNS - len(evaluator.k.discarded))
-        for world in self._worlds(evaluator):
-            theirs = params.wait_limit if world.waits else None
+        played = self._worlds(evaluator)
+        for world in played:
             for card in candidates:
                 rest = [c for c in cards if c != card]
-                totals[card] += play_out(
-                    rest, world, card, scoring, their_limit=theirs, their_early_turns=early
-                )
+                totals[card] += play_out(rest, world, card, scoring)
             if knock is not None:
                 kept = [c for c in cards if c != knock]
                 knock_total += showdown(kept, world.opponent, hidden, scoring)
             if hold:
-                hold_total += self._hold(cards, hold_card, world, scoring, 0, theirs, early)
+                hold_total += self._hold(cards, hold_card, world, scoring, 0)
             if low:
-                low_total += self._hold(
-                    cards, hold_card, world, scoring, params.hold_low, theirs, early
-                )
+                low_total += self._hold(cards, hold_card, world, scoring, params.hold_low)
+        if (
+            knock is not None
+            and params.waiting > 0
+            and len(evaluator.k.discarded) >= params.wait_from
+        ):
+            knock_total = self._knock_against_waiting(
+                cards, knock, evaluator, scoring, knock_total
+            )
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
         if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
             return Move.discard(hold_card)
@@ -301,21 +293,38 @@ class ExpertEngine(Engine):
         return Move.discard(best)
 
     @staticmethod
+    def _knock_against_waiting(
+        cards: tuple[Card, ...],
+        knock: Card,
+        evaluator: Evaluator,
+        scoring: Scoring,
+        total: float,
+    ) -> float:
+        """The knock's total over the decision's worlds, with the share ``Params.waiting`` of
+        it scored instead against hands of an opponent that waited for gin
+        (``Evaluator.patient_hands``): such an opponent holds far less deadwood than the
+        inference's hands, and undercuts a knock that they would not."""
+        params = evaluator.params
+        count = max(1, round(params.worlds * params.waiting))
+        kept = [c for c in cards if c != knock]
+        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
+        patient = evaluator.patient_hands(count)
+        waited = sum(showdown(kept, hand, hidden, scoring) for hand in patient) / count
+        share = params.waiting
+        return (1 - share) * total + share * waited * params.worlds
+
+    @staticmethod
     def _hold(
         cards: tuple[Card, ...] | list[Card],
         card: Card,
         world: World,
         scoring: Scoring,
         mine: int,
-        theirs: int | None,
-        early: int,
     ) -> float:
         """The play-out of declining the knock: ``card`` discarded, then a knock only with
         ``mine`` deadwood or less (0: gin)."""
         rest = [c for c in cards if c != card]
-        return play_out(
-            rest, world, card, scoring, my_limit=mine, their_limit=theirs, their_early_turns=early
-        )
+        return play_out(rest, world, card, scoring, my_limit=mine)
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand

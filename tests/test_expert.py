@@ -239,7 +239,7 @@ def test_the_model_of_a_waiting_opponent_plays_every_variant_the_same_twice(
     from bench.expert_hands import TunedExpert
     from engines.camper_engine import CamperEngine
 
-    changes = {"waiting": 0.5, "wait_memory": 2.0, "hold_low": 4}
+    changes = {"waiting": 0.5, "hold_low": 4}
 
     def game() -> list[tuple[int | None, int]]:
         experts = [TunedExpert(changes) for _ in range(2)]
@@ -434,79 +434,56 @@ def test_a_hand_that_could_have_knocked_is_not_kept_once_the_opponent_declined_t
     assert knockable[1] == 0.0
 
 
-def test_an_opponent_that_may_wait_for_gin_keeps_the_hands_that_could_have_knocked() -> None:
-    # Past its knocking turns, an opponent that waits for gin may hold a hand that could have
-    # knocked: such hands are kept, and are all held by the waiting player (the one that
-    # knocks when it can would have knocked with them).
-    discards = tuple(parse_cards("9s 8h 7c"))
-    mixed, plain = _melded_opponent(discards), _melded_opponent(discards)
-    mixed.refine(
-        random.Random(4),
-        300,
-        beta=0.05,
-        limit=10,
-        declined=0.0,
-        regret=0.0,
-        keep=0.0,
-        waiting=0.5,
-        wait_beta=0.05,
+def test_the_hands_of_a_patient_opponent_are_its_own_and_lower_the_longer_it_drew() -> None:
+    # A player that keeps its hand low holds less deadwood the more stock cards it has drawn
+    # and thrown: the hands built for it hold its known cards, only unseen cards besides, and
+    # fall in deadwood with every draw it made.
+    knowledge = _melded_opponent(tuple(parse_cards("9s 8h 7c")))
+    unseen = set(knowledge.unseen)
+    means = []
+    for turns in (0, 4, 12):
+        hands = knowledge.patient_hands(random.Random(6), 150, turns)
+        for hand in hands:
+            assert len(hand) == 10 and len(set(hand)) == 10
+            assert knowledge.opponent_known <= set(hand)
+            assert set(hand) - knowledge.opponent_known <= unseen
+        means.append(statistics.mean(deadwood(h) for h in hands))
+    assert means[0] > means[1] + 3 > means[2] + 6
+    assert knowledge.patient_hands(random.Random(6), 20, 4) == knowledge.patient_hands(
+        random.Random(6), 20, 4
     )
-    plain.refine(random.Random(4), 300, beta=0.05, limit=10, declined=0.0, regret=0.0, keep=0.0)
-    assert not plain.population_waiting
-    styled = mixed.styled_samples(random.Random(4), 300)
-    knockable = [waits for hand, waits in styled if 0 < deadwood(hand) <= 10]
-    assert len(knockable) > 30 and all(knockable)
-    others = [waits for hand, waits in styled if deadwood(hand) > 10]
-    assert 0 < sum(others) < len(others)
-    assert all(0.0 <= w <= 1.0 for w in mixed.population_waiting)
-    assert len(mixed.population_waiting) == len(mixed.population)
-    # Without the waiting player, the styled samples are the plain ones, none waiting.
-    assert plain.styled_samples(random.Random(9), 50) == [
-        (hand, False) for hand in plain.samples(random.Random(9), 50)
-    ]
 
 
-def test_an_opponent_that_waits_for_gin_in_a_play_out_knocks_only_with_gin() -> None:
-    # Bonuses far above any deadwood tell the kinds of result apart: the opponent's knock
-    # without gin wins it less than 100; its gin wins 1000 or more, an undercut of it costs it
-    # 500 or more.
-    scoring = Scoring(10, 1000, 500)
-    their_knocks = 0
-    for mine, world, top in play_out_deals(8, 150):
-        waiting = play_out(mine, world, top, scoring, my_limit=0, their_limit=0)
-        assert not -500 < waiting < 0
-        plain = play_out(mine, world, top, scoring, my_limit=0)
-        their_knocks += -500 < plain < 0
-        # Early turns longer than any hand: the opponent knocks as it always did.
-        early = play_out(mine, world, top, scoring, my_limit=0, their_limit=0, their_early_turns=99)
-        assert early == plain
-    assert their_knocks > 10
-
-
-def test_the_expert_remembers_an_opponent_that_waits_for_gin_and_one_that_knocks() -> None:
-    from bench.expert_hands import TunedExpert
+def _hand_over(expert: ExpertEngine, seed: int, *, waits: bool) -> None:
+    """One hand against ``camper`` (waits) or ``simple`` (knocks when it can); the table
+    tells ``expert`` how it ended, as the referee does."""
     from engines.camper_engine import CamperEngine
 
-    rules = Rules(target=1)
-    seen = {}
-    for name, opponent in (("camper", CamperEngine), ("simple", SimpleEngine)):
-        expert = TunedExpert({"waiting": 0.5, "wait_memory": 2.0})
+    opponent = CamperEngine() if waits else SimpleEngine()
+    log = play_game(Rules(target=1), [expert, opponent], "memory", seed)
+    assert log.fault is None
+
+
+def test_the_hands_of_a_match_tell_a_patient_opponent_from_one_that_knocks() -> None:
+    # A hand that the opponent could have knocked with, past its first turns, and did not,
+    # raises the chance that it waits for gin; a knock without gin past them lowers it. With
+    # the model off, the chance stays 0.
+    params = Params(waiting=0.5, wait_odds=10.0)
+    against: dict[bool, list[float]] = {}
+    for waits in (True, False):
+        expert = ExpertEngine()
         expert.set_option("Movetime", "2")
-        for key in range(12):
-            play_game(rules, [expert, opponent()], "memory", key)
-        seen[name] = (expert._waits.get(1, 0), expert._knocks.get(1, 0))
-        params = expert.params_for(2)
-        view = _view(_hand("take", "discard Ks"), 0)
-        seen[name + " prior"] = expert.waiting_prior(view, params)
-    # camper never knocks without gin past its third turn, simple never holds a hand it
-    # could knock with.
-    assert seen["camper"][0] > 0 and seen["camper"][1] == 0
-    assert seen["simple"][0] == 0 and seen["simple"][1] > 0
-    assert seen["camper prior"] > 0.5 > seen["simple prior"]
-    # A new match forgets them; without the memory the prior is the parameter's.
+        chances = [expert.waiting_prior(params)]
+        for seed in range(12):
+            _hand_over(expert, seed, waits=waits)
+            chances.append(expert.waiting_prior(params))
+        against[waits] = chances
+        assert expert.waiting_prior(Params(waiting=0.0)) == 0.0
+    assert against[True][0] == against[False][0] == pytest.approx(0.5)
+    assert against[True][-1] > 0.9
+    assert against[False][-1] < 0.1
     expert.on_new_match(NewMatch())
-    assert expert.waiting_prior(view, params) == 0.5
-    assert ExpertEngine().waiting_prior(view, Params(waiting=0.5)) == 0.5
+    assert expert.waiting_prior(params) == pytest.approx(0.5)
 
 
 def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:

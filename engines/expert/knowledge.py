@@ -26,6 +26,15 @@ not; a hand in which its last discard kept points of deadwood that another disca
 shed is less likely the more points it kept. The weighted share of each card in those hands
 becomes its probability (against ``simple``, the log-loss of the probabilities on the real
 hands fell from 0.560 to 0.552), and the weighted hands are what ``samples`` then draws.
+
+An opponent that **waits for gin** keeps a far lower hand than those weighted hands: against the
+expert, ``camper`` held 26 points of deadwood at its 3rd to 5th discard, 13 at its 6th to 8th and
+7 from its 9th, where the weighted hands held 34, 29 and 23. Weighing random hands cannot reach
+such hands (too few are that low), so ``patient_hands`` builds them the way such a player does:
+a hand drawn from the inference, then one stock card drawn and the worst card thrown for every
+stock draw the opponent made. Those hands held 25, 15 and 7 points at the same points, and the
+chance that they undercut the expert's knock (0.12, 0.35, 0.54) was near the real one (0.03,
+0.36, 0.48), where the weighted hands gave 0.03, 0.06 and 0.10.
 """
 
 from __future__ import annotations
@@ -39,7 +48,13 @@ from typing import NamedTuple
 
 from ginproto.cards import DECK, Card
 from ginproto.hand import HandView
-from ginproto.melds import cards_mask, mask_deadwood, mask_least_discard
+from ginproto.melds import (
+    cards_mask,
+    mask_best_discard,
+    mask_deadwood,
+    mask_knock_options,
+    mask_least_discard,
+)
 from ginproto.moves import MoveKind
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
@@ -97,9 +112,7 @@ class Knowledge:
     last_taken: Card | None = None  # ... and the pile card it took on that turn, if any
     population: list[tuple[Card, ...]] = field(default_factory=list)
     population_weights: list[float] = field(default_factory=list)
-    # With ``refine(waiting=...)``: for each weighed hand, the chance that its holder waits for
-    # gin (declines knocks after its first ``WAITER_KNOCKING_TURNS`` turns).
-    population_waiting: list[float] = field(default_factory=list)
+    stock_draws: int = 0  # the opponent's draws from the stock in this hand
 
     @classmethod
     def of(cls, hand: HandView) -> Knowledge:
@@ -112,6 +125,7 @@ class Knowledge:
         passed: list[Card] = []
         discarded: list[Card] = []
         taken: list[Card] = []
+        draws = 0
         last_discard: Card | None = None
         last_taken: Card | None = None
         took: Card | None = None
@@ -123,6 +137,7 @@ class Knowledge:
                     passed.append(pile[-1])
                 if theirs and kind is MoveKind.STOCK:
                     size += 1
+                    draws += 1
             elif kind is MoveKind.TAKE or kind is MoveKind.PILE:
                 card = pile.pop() if pile else turn.card
                 if theirs and card is not None:
@@ -154,6 +169,7 @@ class Knowledge:
             stock=hand.stock,
             last_discard=last_discard,
             last_taken=last_taken,
+            stock_draws=draws,
         )
         knowledge.weights = knowledge._weigh()
         knowledge.stock_mass = sum(1.0 - p for p in knowledge.weights.values())
@@ -208,20 +224,6 @@ class Knowledge:
             return rng.choices(self.population, weights=self.population_weights, k=count)
         return self._fresh_samples(rng, count, beta, ratio)
 
-    def styled_samples(
-        self, rng: random.Random, count: int, beta: float = 0.0, ratio: int = 1
-    ) -> list[tuple[tuple[Card, ...], bool]]:
-        """``count`` opponent hands as ``samples`` draws them, each with whether its holder
-        waits for gin (drawn with the chance ``refine(waiting=...)`` gave the hand; never
-        without it)."""
-        if not self.population:
-            return [(hand, False) for hand in self._fresh_samples(rng, count, beta, ratio)]
-        picks = rng.choices(range(len(self.population)), weights=self.population_weights, k=count)
-        waiting = self.population_waiting
-        return [
-            (self.population[i], bool(waiting) and rng.random() < waiting[i]) for i in picks
-        ]
-
     def _fresh_samples(
         self, rng: random.Random, count: int, beta: float, ratio: int
     ) -> list[tuple[Card, ...]]:
@@ -243,8 +245,6 @@ class Knowledge:
         declined: float,
         regret: float,
         keep: float,
-        waiting: float = 0.0,
-        wait_beta: float = 0.0,
     ) -> None:
         """Sharpen the per-card probabilities with what whole hands explain: draw ``size``
         hands from them and weigh each by how well it explains the opponent's play (low
@@ -252,16 +252,7 @@ class Knowledge:
         discard, ``exp(-regret * points)`` for the points of deadwood it kept that another
         discard would have shed). The new probability of a card is its weighted share of the
         hands, mixed with ``keep`` of the old one; the weighted hands are kept for
-        ``samples``.
-
-        With ``waiting`` above 0 the opponent is a mixture of two players: one that knocks
-        when it can (with prior chance ``1 - waiting``), whose hands are weighed as above, and
-        one that waits for gin after its first ``WAITER_KNOCKING_TURNS`` turns, whose hands
-        are weighed ``exp(-wait_beta * turns * deadwood)``, ``turns`` its discards so far (it
-        keeps a low hand, the lower the longer it plays on), and are not held to
-        its not knocking (only to its not going gin). Each player's weights are normalised
-        over the hands, so the evidence decides between them; for each hand the chance that
-        its holder waits is kept in ``population_waiting``."""
+        ``samples``."""
         need = self.hidden_count
         if need <= 0 or size <= 0 or not self.unseen:
             return
@@ -269,22 +260,13 @@ class Knowledge:
         uniform = rng.random
         hands = [self._draw(pool, uniform) for _ in range(size)]
         weights: list[float] = []
-        waits: list[float] = []
-        waiter_weights: list[float] = []
         last = self.last_discard
         banned = -1 if self.last_taken is None else self.last_taken.index
-        mixed = waiting > 0
-        # A waiting opponent past its knocking turns is held only to its not going gin.
-        patient = len(self.discarded) >= WAITER_KNOCKING_TURNS
-        # Its hand is the lower the longer it has kept it low: in hands against the expert,
-        # ``camper`` held 30 points of deadwood after its 4th discard, 17 after its 7th and 7
-        # to 10 after its 9th to 12th.
-        lowness = wait_beta * len(self.discarded)
         for hand in hands:
             mask = cards_mask(hand)
             dw = mask_deadwood(mask)
             w = math.exp(-beta * dw)
-            shown = 1.0  # the evidence of the last discard, the same for both players
+            shown = 1.0  # the evidence of the last discard
             if last is not None and regret > 0:
                 # The deadwood its last discard kept (the hand drawn never holds that card,
                 # which is in the pile or this seat's hand), against its best other discard.
@@ -296,26 +278,6 @@ class Knowledge:
             if self.discarded and dw <= limit:
                 factor = declined * declined if dw == 0 else declined
             weights.append(w * factor * shown)
-            if mixed:
-                if patient:
-                    factor = declined * declined if dw == 0 else 1.0
-                waits.append(math.exp(-lowness * dw))
-                waiter_weights.append(factor * shown)
-        if mixed:
-            # Each player's prior over the hands, normalised: the hands were drawn alike.
-            knocker_mass = sum(math.exp(-beta * mask_deadwood(cards_mask(h))) for h in hands)
-            waiter_mass = sum(waits)
-            if knocker_mass <= 0 or waiter_mass <= 0:
-                return
-            knocker = [(1 - waiting) * w / knocker_mass for w in weights]
-            waiter = [
-                waiting * prior * w / waiter_mass
-                for prior, w in zip(waits, waiter_weights, strict=True)
-            ]
-            weights = [a + b for a, b in zip(knocker, waiter, strict=True)]
-            self.population_waiting = [
-                b / (a + b) if a + b > 0 else 0.0 for a, b in zip(knocker, waiter, strict=True)
-            ]
         total = sum(weights)
         if total <= 0:
             return
@@ -329,6 +291,38 @@ class Knowledge:
         self.stock_mass = sum(1.0 - p for p in self.weights.values())
         self.population = hands
         self.population_weights = weights
+
+    def patient_hands(
+        self, rng: random.Random, count: int, turns: int
+    ) -> list[tuple[Card, ...]]:
+        """``count`` hands of an opponent that keeps its hand low, each built as such a player
+        builds one: a hand drawn from the inference, then ``turns`` times an unseen card not in
+        it is drawn (uniformly) and the card that leaves the least deadwood is thrown (never a
+        card the opponent is known to hold; ties to the higher card). A card thrown is not
+        drawn again. The hands hold the known cards and unseen ones only."""
+        pool = self._pool()
+        uniform = rng.random
+        known = cards_mask(self.opponent_known)
+        unseen = [c.index for c in self.unseen]
+        out: list[tuple[Card, ...]] = []
+        for _ in range(count):
+            hand = cards_mask(self._draw(pool, uniform))
+            free = [i for i in unseen if not hand >> i & 1]
+            for _ in range(turns):
+                if not free:
+                    break
+                drawn = free.pop(rng.randrange(len(free)))
+                hand |= 1 << drawn
+                card, _ = mask_best_discard(hand)
+                if known >> card & 1:
+                    options = mask_knock_options(hand, 1 << 20)
+                    card = min(
+                        (i for i in options if not known >> i & 1),
+                        key=lambda i: (options[i], -DECK[i].value, i),
+                    )
+                hand &= ~(1 << card)
+            out.append(tuple(DECK[i] for i in range(52) if hand >> i & 1))
+        return out
 
     def _pool(self) -> _Pool:
         """What ``_draw`` draws from: the known cards in order, and the unseen cards, each

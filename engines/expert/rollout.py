@@ -56,7 +56,6 @@ class World:
 
     opponent: list[Card]
     stock: list[Card]
-    waits: bool = False  # the opponent waits for gin (``Params.waiting``)
 
 
 def showdown(
@@ -82,17 +81,13 @@ def play_out(
     scoring: Scoring,
     opponent_moves: bool = True,
     my_limit: int | None = None,
-    their_limit: int | None = None,
-    their_early_turns: int = 0,
 ) -> int:
     """Play the hand to its end in ``world`` and return this seat's points (negative: lost).
 
     ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
     ``opponent_moves`` says who draws next (the opponent, normally). ``my_limit`` is the
     deadwood at which this seat knocks: by default the knock limit, as for the opponent; 0
-    plays on for gin. ``their_limit`` is the opponent's, the same way, after its first
-    ``their_early_turns`` turns of the play-out (in them, the knock limit): an opponent that
-    waits for gin after a few turns. Neither the world nor ``mine`` is changed, so one world
+    plays on for gin. Neither the world nor ``mine`` is changed, so one world
     serves every candidate move. The hands are 52-bit masks (``ginproto.melds``' mask
     functions) until the showdown."""
     hands = [cards_mask(mine), cards_mask(world.opponent)]
@@ -101,10 +96,6 @@ def play_out(
     pos = 0
     seat = 1 if opponent_moves else 0
     limits = [scoring.knock_limit if my_limit is None else my_limit, scoring.knock_limit]
-    later = scoring.knock_limit if their_limit is None else their_limit
-    if their_early_turns <= 0:
-        limits[1] = later
-    their_turns = 0
     pile = top.index
     for _ in range(MAX_TURNS):
         if len(stock) - pos <= DRAW_STOCK:
@@ -126,10 +117,6 @@ def play_out(
             hidden = [*other, *(DECK[i] for i in stock[pos:])]
             points = showdown(knocker, other, hidden, scoring)
             return points if seat == 0 else -points
-        if seat == 1:
-            their_turns += 1
-            if their_turns >= their_early_turns:
-                limits[1] = later
         seat = 1 - seat
     return 0
 

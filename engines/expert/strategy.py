@@ -105,10 +105,9 @@ class Params:
     regret: float = 1.0  # ... each weighed exp(-regret * points its last discard kept) ...
     declined: float = 0.3  # ... times this if it could have knocked and did not ...
     keep: float = 0.2  # ... and this much of the per-card probabilities kept
-    waiting: float = 0.0  # prior chance that the opponent waits for gin (0: never modelled)...
-    wait_beta: float = 0.03  # ... its hands weighed exp(-wait_beta * its discards * deadwood)
-    wait_limit: int = 0  # ... and its knock limit in play-outs after its early turns;
-    wait_memory: float = 0.0  # the prior weighs this many hands of the match (0: no memory)
+    waiting: float = 0.2  # prior chance that the opponent waits for gin (0: never modelled)...
+    wait_odds: float = 10.0  # ... its odds times this for each hand of the match that showed it
+    wait_from: int = 8  # ... its knocks scored against its hands from its discard number this
     hold_low: int = 0  # a knock also weighed against playing on to knock with this deadwood
 
 
@@ -201,12 +200,10 @@ class Evaluator:
         (``Knowledge.samples``)."""
         return self.k.samples(self.rng, count, self.params.sample_beta, self.params.sample_ratio)
 
-    def styled_opponent_hands(self, count: int) -> list[tuple[tuple[Card, ...], bool]]:
-        """``count`` opponent hands as ``opponent_hands`` draws them, each with whether its
-        holder waits for gin (``Knowledge.styled_samples``)."""
-        return self.k.styled_samples(
-            self.rng, count, self.params.sample_beta, self.params.sample_ratio
-        )
+    def patient_hands(self, count: int) -> list[tuple[Card, ...]]:
+        """``count`` hands of an opponent that waits for gin (``Knowledge.patient_hands``):
+        each improved by one stock draw for every stock draw the opponent has made."""
+        return self.k.patient_hands(self.rng, count, self.k.stock_draws)
 
     # -- danger ----------------------------------------------------------------------------
     def danger(self, card: Card) -> float:
