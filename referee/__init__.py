@@ -18,12 +18,17 @@ if TYPE_CHECKING:
     from referee.api import (
         EngineStanding,
         GameOutcome,
+        MatchInterrupted,
         MatchResult,
+        MatchStart,
         SprtResult,
+        TournamentInterrupted,
+        TournamentStart,
         play_match,
         play_match_async,
         play_tournament,
         play_tournament_async,
+        verify_tournament,
     )
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EngineId, EngineSpec, EngineSpecError
@@ -44,12 +49,17 @@ _WHERE = {
     "referee.api": (
         "EngineStanding",
         "GameOutcome",
+        "MatchInterrupted",
         "MatchResult",
+        "MatchStart",
         "SprtResult",
+        "TournamentInterrupted",
+        "TournamentStart",
         "play_match",
         "play_match_async",
         "play_tournament",
         "play_tournament_async",
+        "verify_tournament",
     ),
     "referee.clock": ("TimeControl", "TimeControlError"),
     "referee.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
@@ -77,7 +87,9 @@ __all__ = [
     "EngineSpecError",
     "EngineStanding",
     "GameOutcome",
+    "MatchInterrupted",
     "MatchResult",
+    "MatchStart",
     "MeanInterval",
     "PairStats",
     "SandboxError",
@@ -87,12 +99,15 @@ __all__ = [
     "TimeControl",
     "TimeControlError",
     "TournamentConfig",
+    "TournamentInterrupted",
     "TournamentStandings",
+    "TournamentStart",
     "load_config",
     "play_match",
     "play_match_async",
     "play_tournament",
     "play_tournament_async",
+    "verify_tournament",
 ]
 
 

@@ -625,3 +625,4 @@ def feed_match(
         state.set_standings(match_standings(standings, sprt, rated))
 
     return on_game
+

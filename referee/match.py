@@ -603,12 +603,13 @@ def run_match(
     names: Sequence[str],
     on_game: Callable[[Played, Standings], None] | None = None,
     runner: JobRunner = run_jobs,
+    stop: Callable[[], bool] | None = None,
 ) -> MatchResult:
     """Play the match, write each game's record as soon as it (and every game before it) is
     done, and return the standings. Engine faults are rulings inside the games; only referee
     bugs and failures of the referee's own files raise: ``OSError`` (naming the file) for the
     record, the debug log and the stderr files, which stops the match with every game
-    finished before it kept in the record."""
+    finished before it kept in the record. Once ``stop()`` says True, no new game starts."""
     jobs = schedule(
         config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
     )
@@ -636,7 +637,8 @@ def run_match(
 
     played = 0
     try:
-        for done in runner(jobs, seats, config.concurrency, decided.is_set):
+        halt = decided.is_set if stop is None else lambda: decided.is_set() or stop()
+        for done in runner(jobs, seats, config.concurrency, halt):
             # A Ctrl-C waits for the game to be recorded, counted and reported.
             with deferred_interrupts():
                 if config.record:

@@ -1101,12 +1101,17 @@ class TournamentStandings:
         n = len(self.names)
         self.cross_games = [[0] * n for _ in range(n)]
         self.cross_score = [[0.0] * n for _ in range(n)]
+        self.played = 0
+        """From a store: the games stored (the standings are theirs)."""
+        self.scheduled = 0
+        """From a store: the games of the whole tournament."""
 
     @classmethod
     def from_store(cls, store: Store) -> TournamentStandings:
         s = cls(store.names)
         for result in store.results():
             s.add(summary_from_json(result.summary))
+        s.played, s.scheduled = store.counts()
         return s
 
     def add(self, summary: GameSummary) -> None:

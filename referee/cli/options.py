@@ -16,8 +16,6 @@ from referee.sandbox import SandboxMode
 # it, when a command runs: declaring the options, for a command's --help, needs none of it.
 if TYPE_CHECKING:
     from ginproto.rules import Rules
-    from referee.affinity import CpuPlan
-    from referee.dask_backend import DaskCluster
     from referee.engine import EngineSpec
     from referee.sandbox import Limits
 
@@ -99,14 +97,6 @@ OUTPUTS_HELP = f"Outputs: {OUTPUT_RULE} A folder output may be a folder or a lin
 """The epilog of every command that writes files."""
 
 
-def check_output_folder(path: str, files: Sequence[str], what: str) -> None:
-    """`OutputPath`'s check of a folder that does not come from the command line (a config
-    file's ``what``): a clear message (exit 1, as for a store that cannot be used) before
-    anything is made."""
-    try:
-        outputs.check_folder(path, files)
-    except OSError as exc:
-        raise click.ClickException(f"cannot use {what}: {exc}") from None
 
 
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
@@ -195,14 +185,6 @@ def dask_option(help_text: str) -> Callable[[F], F]:
     return click.option("--dask", metavar="ADDRESS", callback=check, help=help_text)
 
 
-def open_cluster(address: str) -> DaskCluster:
-    """Connect to the Dask cluster (or start ``local:N``); its errors become clear messages."""
-    from referee.dask_backend import DaskCluster, DaskError
-
-    try:
-        return DaskCluster(address)
-    except DaskError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callable[[F], F]:
@@ -270,11 +252,6 @@ def affinity_option(flag: bool = True) -> Callable[[F], F]:
     )
 
 
-def announce_affinity(plan: CpuPlan | None) -> None:
-    """Print the affinity's warning line on stderr, when games at once must share CPUs."""
-    line = plan.warning() if plan is not None else None
-    if line is not None:
-        click.echo(line, err=True)
 
 
 def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
@@ -335,14 +312,6 @@ def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
     return out
 
 
-def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = ()) -> list[str]:
-    """``referee.outputs.reserve_paths``, a failure being a clear message (exit 1)."""
-    from referee import outputs
-
-    try:
-        return outputs.reserve_paths(paths, folders)
-    except OSError as exc:
-        raise _cannot_write(exc) from None
 
 
 def sandboxed(
@@ -365,10 +334,9 @@ def sandboxed(
 
 
 def _cannot_write(exc: OSError) -> click.ClickException:
-    return click.ClickException(
-        f"the referee cannot write its own file: {exc.strerror or exc}"
-        f"{': ' + str(exc.filename) if exc.filename else ''}"
-    )
+    from referee.errors import OutputError
+
+    return click.ClickException(str(OutputError.cannot_write(exc)))
 
 
 def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules:
@@ -446,11 +414,6 @@ def random_seed() -> int:
     return random_seed()
 
 
-def remove_if_empty(paths: Sequence[str]) -> None:
-    """``referee.outputs.remove_if_empty``: remove the files a refused run made and left empty."""
-    from referee.outputs import remove_if_empty
-
-    remove_if_empty(paths)
 
 
 def parse_seed(seed: str | None) -> int | str:
