@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EngineId, EngineSpec, EngineSpecError
     from referee.engine_api import Engine
+    from referee.errors import RefereeError, ReportError
     from referee.preflight import EngineNotReady
     from referee.sandbox import SandboxError, SandboxMode
     from referee.stats import EloInterval, MeanInterval, PairStats
@@ -64,6 +65,7 @@ _WHERE = {
     "referee.clock": ("TimeControl", "TimeControlError"),
     "referee.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
     "referee.engine_api": ("Engine",),
+    "referee.errors": ("RefereeError", "ReportError"),
     "referee.preflight": ("EngineNotReady",),
     "referee.sandbox": ("SandboxError", "SandboxMode"),
     "referee.stats": ("EloInterval", "MeanInterval", "PairStats"),
@@ -92,6 +94,8 @@ __all__ = [
     "MatchStart",
     "MeanInterval",
     "PairStats",
+    "RefereeError",
+    "ReportError",
     "SandboxError",
     "SandboxMode",
     "SprtResult",

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from referee.errors import RefereeError
+
 LOCAL: Final = "local:"
 
 
-class DaskError(Exception):
+class DaskError(RefereeError):
     """The cluster cannot be used as asked; the message says why, for the user."""
 
 

@@ -33,6 +33,7 @@ from distributed.worker import Worker
 from ginproto.table import PlayerFault, play_game
 from referee.clock import TimeControl
 from referee.engine import EnginePlayer, EngineSpec
+from referee.errors import RefereeError
 from referee.jobs import GameJob
 from referee.match import Played, Seats
 from referee.preflight import launch_isolated
@@ -40,11 +41,11 @@ from referee.preflight import launch_isolated
 log = logging.getLogger(__name__)
 
 
-class EngineUnavailable(RuntimeError):
+class EngineUnavailable(RefereeError, RuntimeError):
     """An engine does not start (or does not complete its handshake) on a worker."""
 
 
-class PluginMissing(RuntimeError):
+class PluginMissing(RefereeError, RuntimeError):
     """The worker does not hold the run's plugin (it joined a restarted scheduler, say)."""
 
 

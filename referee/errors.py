@@ -2,11 +2,17 @@
 
 Every refusal meant for the person who asked (an engine that does not start, a store that
 holds another tournament, a cluster that cannot be reached, a sandbox that cannot run, a file
-of the referee's own that cannot be written...) is a `RefereeError`. Its message is the whole
+of the referee's own that cannot be made...) is a `RefereeError`. Its message is the whole
 sentence to show, and ``exit_code`` the code ``ginref`` exits with: the command line turns
 every one of them into ``Error: MESSAGE`` in one place (``referee.cli``), and a Python caller
-catches the one base. Mistakes in the arguments themselves stay ``ValueError`` (``RulesError``,
-``ConfigError``...), and an engine's misbehaviour during a game is a ruling, never an error.
+catches the one base. The kinds keep their names where they were first defined:
+``referee.preflight.EngineNotReady``, ``referee.store.StoreError`` (``StoreBusy``...),
+``referee.dask_address.DaskError``, ``referee.sandbox.SandboxError``,
+``referee.dask_worker.EngineUnavailable`` and ``PluginMissing``,
+``referee.outputs.UnsafeOutput`` (an ``OSError`` too), and those below.
+
+Mistakes in the arguments themselves stay ``ValueError`` (``RulesError``, ``ConfigError``...),
+and an engine's misbehaviour during a game is a ruling, never an error.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from referee.errors import RefereeError
 from referee.sandbox import Limits, Policy, SandboxMode, support
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ OUTPUT_RULE = (
 """The rule in a sentence, for ``--help`` and the docs."""
 
 
-class UnsafeOutput(OSError):
+class UnsafeOutput(RefereeError, OSError):
     """An output path the referee refuses to write: not a regular file, a link, or a file in
     a folder that does not exist. ``str()`` is ``PATH: why``."""
 

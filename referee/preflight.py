@@ -25,6 +25,7 @@ from ginproto import protocol as proto
 from ginproto.table import PlayerFault
 from referee.clock import TimeControl
 from referee.engine import EngineId, EnginePlayer, EngineSpec
+from referee.errors import RefereeError
 from referee.sandbox import SandboxMode, support
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ _TAIL_LINES = 3
 _TAIL_CHARS = 300
 
 
-class EngineNotReady(Exception):
+class EngineNotReady(RefereeError):
     """An engine failed its check before game 1; the message says which and why."""
 
 

@@ -75,6 +75,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
+from referee.errors import RefereeError
 from referee.sandbox_view import (
     SYSTEM_DIRS,
     blocked,
@@ -149,7 +150,7 @@ _CPU_QUOTA_MIN_US: Final = 1_000  # the kernel's smallest quota
 _ARGS_PIPE_MAX: Final = 60 * KiB  # below a pipe's capacity, so the write never blocks
 
 
-class SandboxError(RuntimeError):
+class SandboxError(RefereeError, RuntimeError):
     """The sandbox was required but cannot run; the message says why."""
 
 
@@ -365,7 +366,7 @@ def start_warnings(mode: SandboxMode) -> list[str]:
     found = support()
     if not found.available:
         if mode is SandboxMode.REQUIRE:
-            raise SandboxError(f"the sandbox is required, but {found.reason}")
+            raise SandboxError(f"the sandbox is required, but {found.reason}; refusing to start")
         return [
             f"warning: engines are NOT isolated: {found.reason}; they run bare, able to see"
             " and harm each other and the referee (install bubblewrap, or --no-sandbox to"

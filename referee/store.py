@@ -48,6 +48,7 @@ from ginproto.record import append_game, fsync_dir
 from referee.defaults import LOCK_NAME as LOCK_NAME
 from referee.defaults import RECORDS_NAME as RECORDS_NAME
 from referee.defaults import STORE_NAME as STORE_NAME
+from referee.errors import RefereeError
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ CREATE INDEX faults_by_game ON faults(game);
 """
 
 
-class StoreError(Exception):
+class StoreError(RefereeError):
     """The store cannot be created, opened or written as asked (a message for the user)."""
 
 

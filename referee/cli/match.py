@@ -27,7 +27,6 @@ from referee.cli.options import (
     timeout_options,
 )
 from referee.cli.serve import Live, check_web, serve_option
-from referee.dask_address import DaskError
 from referee.errors import OutputError, RefereeError, ReportError
 
 if TYPE_CHECKING:
@@ -195,9 +194,7 @@ def match(
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
     from referee import api
     from referee.clock import TimeControl, TimeControlError
-    from referee.preflight import EngineNotReady
     from referee.progress import Progress
-    from referee.sandbox import SandboxError
     from referee.stats import SPRT
 
     if serve is not None:
@@ -284,26 +281,23 @@ def match(
         _interrupted(exc.result, games, record, as_json)
     except ReportError as exc:  # the results are still printed, then this
         progress.close()
-        if exc.result is None:  # interrupted, and the report of the games before failed
-            raise click.ClickException(str(exc)) from None
-        _print_results(exc.result, as_json, games)
-        raise click.ClickException(str(exc)) from None
-    except SandboxError as exc:
-        raise click.ClickException(f"{exc}; refusing to start") from None
-    except (EngineNotReady, DaskError, RefereeError) as exc:
-        progress.close()
-        raise click.ClickException(str(exc)) from None
+        if exc.result is not None:  # None: interrupted, and the report of the games failed
+            _print_results(exc.result, as_json, games)
+        raise
     except OSError as exc:
         progress.close()
+        if isinstance(exc, RefereeError):
+            raise
         if not shown:
-            raise click.ClickException(str(OutputError.cannot_write(exc))) from None
+            raise OutputError.cannot_write(exc) from None
         kept = f", kept in {record}" if record and played else ""
         raise click.ClickException(
             f"the referee cannot write its own file: {exc.strerror or exc}"
             f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
             f" {len(played)} finished game{'' if len(played) == 1 else 's'}{kept}"
         ) from None
-    progress.close()
+    finally:  # a refusal (RefereeError) goes on to the group, which says it
+        progress.close()
     _print_results(result, as_json, games)
     if live is not None:
         live.stay()

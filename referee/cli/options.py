@@ -265,14 +265,10 @@ def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
 
 def announce_sandbox(mode: SandboxMode) -> None:
     """Print the sandbox's warning lines on stderr (where it cannot run, or a limit cannot
-    be enforced); with ``require``, refuse to start where it cannot run."""
-    from referee.sandbox import SandboxError, start_warnings
+    be enforced); with ``require``, refuse to start (`SandboxError`) where it cannot run."""
+    from referee.sandbox import start_warnings
 
-    try:
-        lines = start_warnings(mode)
-    except SandboxError as exc:
-        raise click.ClickException(f"{exc}; refusing to start") from None
-    for line in lines:
+    for line in start_warnings(mode):
         click.echo(line, err=True)
 
 

@@ -145,7 +145,7 @@ def play(
     from referee.clock import TimeControl, TimeControlError
     from referee.engine import EnginePlayer
     from referee.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
-    from referee.preflight import EngineNotReady, ready
+    from referee.preflight import ready
 
     given = (engine,) if engine2 is None else (engine, engine2)
     rules = _rules(variant, rule, len(given))
@@ -171,10 +171,7 @@ def play(
     seats = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
     try:
         for seat in seats:
-            try:
-                ready(seat)
-            except EngineNotReady as exc:
-                raise click.ClickException(str(exc)) from None
+            ready(seat)  # EngineNotReady: the group says why
         for seat, number in zip(seats, others, strict=True):
             seat.new_game(1, number, rules)
         names = _display_names([seat.name for seat in seats])

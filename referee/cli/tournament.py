@@ -217,9 +217,7 @@ def tournament(
     the replay viewer.
     """
     from referee import api
-    from referee.preflight import EngineNotReady
     from referee.progress import Progress
-    from referee.sandbox import SandboxError
     from referee.store import StoreError
     from referee.tournament import ConfigError
 
@@ -301,13 +299,11 @@ def tournament(
             ) from None
         except ConfigError as exc:
             raise click.BadParameter(str(exc), param_hint="CONFIG" if config else None) from None
-        except SandboxError as exc:
-            raise click.ClickException(f"{exc}; refusing to start") from None
         except (OSError, sqlite3.Error, StoreError, DaskError) as exc:
-            if not started:  # before the games: the store, the lock, the cluster
-                raise click.ClickException(str(exc)) from None
-            raise _stopped(exc, started[0].directory) from None
-        except (EngineNotReady, RefereeError) as exc:
+            if started:  # during the games: say how to resume
+                raise _stopped(exc, started[0].directory) from None
+            if isinstance(exc, RefereeError):  # the group says it
+                raise
             raise click.ClickException(str(exc)) from None
         finally:
             progress.close()
@@ -412,11 +408,10 @@ def _verify(directory: str) -> None:
 
     from ginproto.record import RecordError
     from referee.api import verify_tournament
-    from referee.store import StoreError
 
     try:
-        report = verify_tournament(directory)
-    except (StoreError, RecordError) as exc:
+        report = verify_tournament(directory)  # StoreError: the group says why
+    except RecordError as exc:
         raise click.ClickException(str(exc)) from None
     except (OSError, sqlite3.Error, ValueError) as exc:
         raise click.ClickException(f"cannot read the store in {directory}: {exc}") from None
