@@ -20,7 +20,8 @@ stored as ``ginref tournament`` stores them, so that the command line can resume
 Hooks: ``on_start`` is called once the engines are checked, just before game 1, with what is
 about to be played; ``on_game`` with each game as it finishes, in order; ``on_warning`` with
 each warning line (the sandbox's, the CPU affinity's; default: the ``logging`` module);
-``stop`` is asked between games, and once it says True no new game starts.
+``stop`` is asked as the games begin and between games, and once it says True no new game
+starts.
 
 Nothing here prints. Mistakes in the arguments raise ``ValueError`` (``RulesError``,
 ``TimeControlError``, ``EngineSpecError``, ``ConfigError`` are kinds of it); what the referee
@@ -321,24 +322,11 @@ def play_match(
     Ctrl-C raises `MatchInterrupted`, with the games finished before it.
     """
     count = len(engines)
-    if count not in (2, 3):
-        raise ValueError("give two engines (or three for the three-player game)")
-    if games < 1:
-        raise ValueError(f"games must be at least 1, not {games}")
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    _check_match(count, games, concurrency, sprt, dask, debug_log, affinity)
     the_rules = _rules(variant, rules, count)
     control = (
         tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout, time_margin)
     )
-    if sprt is not None:
-        if count != 2:
-            raise ValueError("the SPRT compares two engines")
-        SPRT(*sprt)  # ValueError for bounds it cannot use
-    if dask is not None and debug_log is not None:
-        raise ValueError("debug_log is not available with dask: the engines run on the workers")
-    if dask is not None and affinity:
-        raise ValueError("affinity pins the engines of local games; it does not go with dask")
     mode = SandboxMode(sandbox)
     specs = _specs(engines, options, env, names)
     engine_limits = _engine_limits(limits, count)
@@ -400,6 +388,32 @@ def play_match(
             config, display, runner, page, cluster is None, made, _path(html),
             None if cluster is None else cluster.describe(), on_start, on_game, stop,
         )
+
+
+def _check_match(
+    count: int,
+    games: int,
+    concurrency: int,
+    sprt: tuple[float, float, float, float] | None,
+    dask: str | None,
+    debug_log: str | os.PathLike[str] | None,
+    affinity: bool,
+) -> None:
+    """`play_match`'s ``ValueError`` for arguments that cannot be used together."""
+    if count not in (2, 3):
+        raise ValueError("give two engines (or three for the three-player game)")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, not {games}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    if sprt is not None:
+        if count != 2:
+            raise ValueError("the SPRT compares two engines")
+        SPRT(*sprt)  # ValueError for bounds it cannot use
+    if dask is not None and debug_log is not None:
+        raise ValueError("debug_log is not available with dask: the engines run on the workers")
+    if dask is not None and affinity:
+        raise ValueError("affinity pins the engines of local games; it does not go with dask")
 
 
 def _play_match(
@@ -550,42 +564,7 @@ def play_tournament(
         if value is not None
     }
     resuming = resume is not False
-    directory = (
-        os.fspath(resume) if isinstance(resume, str | os.PathLike) else _path(output)
-    )
-    stored: dict[str, Any] | None = None
-    if resuming and directory is not None:
-        stored = _stored(directory)
-    source: str | None = None
-    if isinstance(config, TournamentConfig):
-        if overrides:
-            raise ValueError(
-                f"give {', '.join(overrides)} in the TournamentConfig itself, not as overrides"
-            )
-        cfg = config
-    elif isinstance(config, str | os.PathLike):
-        source = os.fspath(config)
-        cfg = load_config(source, overrides)
-    elif config is None:
-        if stored is None:
-            raise ValueError("give a config, or resume= the folder of a stored tournament")
-        cfg = build_config(stored, None, f"{directory}: ", overrides)
-    else:
-        cfg = build_config(config, None, "", overrides)
-    from_config = directory is None
-    if directory is None:
-        directory = cfg.output
-    if directory is None:
-        raise NoOutput("say where the results go: output in the config, or output=DIR")
-    if resuming and stored is None:
-        stored = _stored(directory)
-    if from_config:  # the config's output: checked as an output given here is
-        try:
-            check_folder(directory, FOLDER_FILES)
-        except OSError as exc:
-            raise OutputError(f"cannot use the config's output: {exc}") from None
-    if cfg.seed is None:
-        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
+    cfg, directory, source = _tournament_config(config, output, resume, overrides)
     warn = on_warning or _log_warning
     for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
         warn(line)
@@ -659,8 +638,10 @@ def _play_tournament(
             on_game(game, result)
 
     lost = False  # Ctrl-C during the games: those in progress are dropped
+    halt = stop or _never
+    halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
     try:
-        run_tournament(store, cfg, backend, finished, stop=stop or _never)
+        run_tournament(store, cfg, backend, finished, stop=halt)
     except KeyboardInterrupt:
         lost = True
     standings = TournamentStandings.from_store(store)
@@ -679,6 +660,54 @@ def _play_tournament(
     if failed is not None:
         raise failed
     return standings
+
+
+def _tournament_config(
+    config: TournamentConfig | str | os.PathLike[str] | Mapping[str, Any] | None,
+    output: str | os.PathLike[str] | None,
+    resume: bool | str | os.PathLike[str],
+    overrides: dict[str, Any],
+) -> tuple[TournamentConfig, str, str | None]:
+    """`play_tournament`'s config (with its seed), the folder its results go to, and the
+    config file to hide from the engines (if it came from one)."""
+    resuming = resume is not False
+    directory = (
+        os.fspath(resume) if isinstance(resume, str | os.PathLike) else _path(output)
+    )
+    stored: dict[str, Any] | None = None
+    if resuming and directory is not None:
+        stored = _stored(directory)
+    source: str | None = None
+    if isinstance(config, TournamentConfig):
+        if overrides:
+            raise ValueError(
+                f"give {', '.join(overrides)} in the TournamentConfig itself, not as overrides"
+            )
+        cfg = config
+    elif isinstance(config, str | os.PathLike):
+        source = os.fspath(config)
+        cfg = load_config(source, overrides)
+    elif config is None:
+        if stored is None:
+            raise ValueError("give a config, or resume= the folder of a stored tournament")
+        cfg = build_config(stored, None, f"{directory}: ", overrides)
+    else:
+        cfg = build_config(config, None, "", overrides)
+    from_config = directory is None
+    if directory is None:
+        directory = cfg.output
+    if directory is None:
+        raise NoOutput("say where the results go: output in the config, or output=DIR")
+    if resuming and stored is None:
+        stored = _stored(directory)
+    if from_config:  # the config's output: checked as an output given here is
+        try:
+            check_folder(directory, FOLDER_FILES)
+        except OSError as exc:
+            raise OutputError(f"cannot use the config's output: {exc}") from None
+    if cfg.seed is None:
+        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
+    return cfg, directory, source
 
 
 def verify_tournament(directory: str | os.PathLike[str]) -> StoreReport:

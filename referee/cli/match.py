@@ -27,10 +27,11 @@ from referee.cli.options import (
     timeout_options,
 )
 from referee.cli.serve import Live, check_web, serve_option
-from referee.errors import OutputError, RefereeError, ReportError
+from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
-    from referee.api import MatchResult
+    from referee.api import GameOutcome, MatchResult, MatchStart
+    from referee.clock import TimeControl
     from referee.live import Address
 
 
@@ -193,63 +194,19 @@ def match(
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
     from referee import api
-    from referee.clock import TimeControl, TimeControlError
-    from referee.progress import Progress
-    from referee.stats import SPRT
 
     if serve is not None:
         check_web()
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
-    rules = parse_rules(variant, rule, len(engines))
+    rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value
     specs = parse_engines(engines, options, names, env)
     mode = sandbox_mode(sandbox, no_sandbox)
     engine_limit = engine_limits(limits, len(engines))
-    try:
-        control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
-    except TimeControlError as exc:
-        raise click.BadParameter(str(exc), param_hint="--tc") from None
-    if sprt is not None:
-        if len(engines) != 2:
-            raise click.UsageError("--sprt compares two engines")
-        try:
-            SPRT(*sprt)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--sprt'") from None
-    if dask is not None and debug_log is not None:
-        raise click.UsageError(
-            "--debug-log is not available with --dask: the engines run on the workers"
-        )
-    if dask is not None and affinity:
-        raise click.UsageError(
-            "--affinity pins the engines of local games; it is not available with --dask"
-        )
+    control = _time_control(tc, move_timeout, time_margin)
+    _check_together(len(engines), sprt, dask, debug_log, affinity)
     live = None if serve is None else Live(serve)
-    shown: list[api.MatchStart] = []  # the match, once its engines are checked
-    played: list[api.GameOutcome] = []
-    progress = Progress(games, stream=sys.stderr, quiet=True)
-
-    def on_start(start: api.MatchStart) -> None:
-        nonlocal progress
-        shown.append(start)
-        if not quiet:
-            where = "" if start.cluster is None else f", on {start.cluster}"
-            click.echo(
-                f"Match: {' vs '.join(start.names)}, {start.variant}, {start.games} games"
-                f"{' (duplicate)' if start.duplicate else ''}, seed {start.seed},"
-                f" tc {start.control}{where}",
-                err=True,
-            )
-        progress = Progress(games, stream=sys.stderr, quiet=quiet)
-
-    def on_game(game: api.GameOutcome) -> None:
-        played.append(game)
-        display = shown[0].names
-        text = "drawn" if game.winner is None else f"{display[game.winner]} wins"
-        if game.fault is not None:
-            text += f" ({display[game.engines[game.fault.player]]} forfeits: {game.fault.kind})"
-        progress.step(f"game {game.number}: {text}")
-
+    shown = _Progress(games, quiet)
     try:
         result = api.play_match(
             specs,
@@ -272,35 +229,117 @@ def match(
             dask=dask,
             html=html_out,
             serve=None if live is None else live.page,
-            on_start=on_start,
-            on_game=on_game,
+            on_start=shown.start,
+            on_game=shown.game,
             on_warning=_warn,
         )
     except api.MatchInterrupted as exc:
-        progress.close()
+        shown.close()
         _interrupted(exc.result, games, record, as_json)
     except ReportError as exc:  # the results are still printed, then this
-        progress.close()
+        shown.close()
         if exc.result is not None:  # None: interrupted, and the report of the games failed
             _print_results(exc.result, as_json, games)
         raise
     except OSError as exc:
-        progress.close()
         if isinstance(exc, RefereeError):
             raise
-        if not shown:
-            raise OutputError.cannot_write(exc) from None
-        kept = f", kept in {record}" if record and played else ""
-        raise click.ClickException(
-            f"the referee cannot write its own file: {exc.strerror or exc}"
-            f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
-            f" {len(played)} finished game{'' if len(played) == 1 else 's'}{kept}"
-        ) from None
+        raise _cannot_write(exc, record, shown) from None
     finally:  # a refusal (RefereeError) goes on to the group, which says it
-        progress.close()
+        shown.close()
     _print_results(result, as_json, games)
     if live is not None:
         live.stay()
+
+
+def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
+    from referee.clock import TimeControl, TimeControlError
+
+    try:
+        return TimeControl.parse(tc, move=move_timeout, margin=time_margin)
+    except TimeControlError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tc") from None
+
+
+def _check_together(
+    engines: int,
+    sprt: tuple[float, float, float, float] | None,
+    dask: str | None,
+    debug_log: str | None,
+    affinity: bool,
+) -> None:
+    """Refuse (exit 2) the options that do not go together, or an SPRT it cannot run."""
+    from referee.stats import SPRT
+
+    if sprt is not None:
+        if engines != 2:
+            raise click.UsageError("--sprt compares two engines")
+        try:
+            SPRT(*sprt)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--sprt'") from None
+    if dask is not None and debug_log is not None:
+        raise click.UsageError(
+            "--debug-log is not available with --dask: the engines run on the workers"
+        )
+    if dask is not None and affinity:
+        raise click.UsageError(
+            "--affinity pins the engines of local games; it is not available with --dask"
+        )
+
+
+class _Progress:
+    """What the match shows on stderr as it plays: the line that says what is played, once
+    the engines are checked (``on_start``), then a line or a bar per game (``on_game``)."""
+
+    def __init__(self, games: int, quiet: bool) -> None:
+        from referee.progress import Progress
+
+        self.games = games
+        self.quiet = quiet
+        self.match: MatchStart | None = None
+        self.played = 0
+        self.bar = Progress(games, stream=sys.stderr, quiet=True)
+
+    def start(self, start: MatchStart) -> None:
+        from referee.progress import Progress
+
+        self.match = start
+        if not self.quiet:
+            where = "" if start.cluster is None else f", on {start.cluster}"
+            click.echo(
+                f"Match: {' vs '.join(start.names)}, {start.variant}, {start.games} games"
+                f"{' (duplicate)' if start.duplicate else ''}, seed {start.seed},"
+                f" tc {start.control}{where}",
+                err=True,
+            )
+        self.bar = Progress(self.games, stream=sys.stderr, quiet=self.quiet)
+
+    def game(self, game: GameOutcome) -> None:
+        assert self.match is not None, "on_start comes first"
+        names = self.match.names
+        self.played += 1
+        text = "drawn" if game.winner is None else f"{names[game.winner]} wins"
+        if game.fault is not None:
+            text += f" ({names[game.engines[game.fault.player]]} forfeits: {game.fault.kind})"
+        self.bar.step(f"game {game.number}: {text}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _cannot_write(exc: OSError, record: str | None, shown: _Progress) -> click.ClickException:
+    """A file of the referee's own that cannot be written: before game 1, or after some."""
+    from referee.errors import OutputError
+
+    if shown.match is None:
+        return click.ClickException(str(OutputError.cannot_write(exc)))
+    played = shown.played
+    kept = f", kept in {record}" if record and played else ""
+    return click.ClickException(
+        f"{OutputError.cannot_write(exc)}; the match stopped after"
+        f" {played} finished game{'' if played == 1 else 's'}{kept}"
+    )
 
 
 def _warn(line: str) -> None:

@@ -217,45 +217,15 @@ def tournament(
     the replay viewer.
     """
     from referee import api
-    from referee.progress import Progress
     from referee.store import StoreError
     from referee.tournament import ConfigError
 
-    for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
-        if folder is not None and not folder.strip():
-            raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
-    if serve is not None:
-        if verify is not None:
-            raise click.UsageError("--serve shows a run live: it does not go with --verify")
-        check_web()
+    _check_folders(config, resume, output, verify, serve)
     if verify is not None:
-        if config is not None or resume is not None:
-            raise click.UsageError(
-                "--verify DIR checks a stored tournament: give no CONFIG nor --resume"
-            )
         _verify(verify)
         return
-    if config is None and resume is None:
-        raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
     live = None if serve is None else Live(serve)
-    started: list[api.TournamentStart] = []  # the run, once its store is open
-    progress = Progress(0, quiet=True)
-
-    def on_start(start: api.TournamentStart) -> None:
-        nonlocal progress
-        started.append(start)
-        if not quiet:
-            _announce(start)
-        progress = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=quiet)
-
-    def on_game(game: Scheduled, result: GameResult) -> None:
-        names = started[0].names
-        players = " vs ".join(names[e] for e in game.seats)
-        text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
-        for f in result.faults:
-            text += f" ({names[f.engine]} forfeits: {f.kind})"
-        progress.step(f"game {game.game + 1}: {players}: {text}")
-
+    shown = _Progress(quiet)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
     with _interrupts() as stopping:
@@ -284,8 +254,8 @@ def tournament(
                 affinity=affinity,
                 html=html_out,
                 serve=None if live is None else live.page,
-                on_start=on_start,
-                on_game=on_game,
+                on_start=shown.start,
+                on_game=shown.game,
                 on_warning=_warn,
                 stop=stopping,
             )
@@ -300,17 +270,73 @@ def tournament(
         except ConfigError as exc:
             raise click.BadParameter(str(exc), param_hint="CONFIG" if config else None) from None
         except (OSError, sqlite3.Error, StoreError, DaskError) as exc:
-            if started:  # during the games: say how to resume
-                raise _stopped(exc, started[0].directory) from None
+            if shown.run is not None:  # during the games: say how to resume
+                raise _stopped(exc, shown.run.directory) from None
             if isinstance(exc, RefereeError):  # the group says it
                 raise
             raise click.ClickException(str(exc)) from None
         finally:
-            progress.close()
-    start = started[0]
-    _results(start, standings, as_json, lost, stopping.signum, failed)
+            shown.close()
+    assert shown.run is not None, "a run that returns has started"
+    _results(shown.run, standings, as_json, lost, stopping.signum, failed)
     if live is not None:
         live.stay()
+
+
+def _check_folders(
+    config: str | None,
+    resume: str | None,
+    output: str | None,
+    verify: str | None,
+    serve: Address | None,
+) -> None:
+    """Refuse (exit 2) an empty folder, or options that do not go together."""
+    for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
+        if folder is not None and not folder.strip():
+            raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
+    if serve is not None:
+        if verify is not None:
+            raise click.UsageError("--serve shows a run live: it does not go with --verify")
+        check_web()
+    if verify is not None:
+        if config is not None or resume is not None:
+            raise click.UsageError(
+                "--verify DIR checks a stored tournament: give no CONFIG nor --resume"
+            )
+    elif config is None and resume is None:
+        raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
+
+
+class _Progress:
+    """What the tournament shows on stderr as it plays: the line that says what is played,
+    once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
+
+    def __init__(self, quiet: bool) -> None:
+        from referee.progress import Progress
+
+        self.quiet = quiet
+        self.run: api.TournamentStart | None = None
+        self.bar = Progress(0, quiet=True)
+
+    def start(self, start: api.TournamentStart) -> None:
+        from referee.progress import Progress
+
+        self.run = start
+        if not self.quiet:
+            _announce(start)
+        self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
+
+    def game(self, game: Scheduled, result: GameResult) -> None:
+        assert self.run is not None, "on_start comes first"
+        names = self.run.names
+        players = " vs ".join(names[e] for e in game.seats)
+        text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
+        for f in result.faults:
+            text += f" ({names[f.engine]} forfeits: {f.kind})"
+        self.bar.step(f"game {game.game + 1}: {players}: {text}")
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _announce(start: api.TournamentStart) -> None:
@@ -440,9 +466,9 @@ def _interrupted(
 
 class _Stopping(threading.Event):
     """Set by the first SIGINT or SIGTERM of the games; ``signum`` is the first one received.
-    Called, it is the run's ``stop`` hook, and the first call says that the games have begun:
-    until then a signal does what it did before (Ctrl-C while the engines are checked, say,
-    stops the command at once)."""
+    Called, it is the run's ``stop`` hook, first asked as the games begin: until then a signal
+    does what it did before (Ctrl-C while the engines are checked, say, stops the command at
+    once)."""
 
     signum: int | None = None
     games_begun: bool = False
