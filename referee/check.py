@@ -196,8 +196,9 @@ class _Session:
                     self.broken = f"the engine does not start ({fault.kind}: {fault.detail})"
                 raise
             self.start_failures = 0
-        assert self.player.process is not None
-        return self.player.process
+        process = self.player.process
+        assert isinstance(process, EngineProcess), "the battery checks a real process"
+        return process
 
     def restart(self) -> None:
         """Close the engine so that the next check starts from a fresh process."""

@@ -1,4 +1,9 @@
-"""An engine process as a seat at the table: the protocol spoken over ``EngineProcess``.
+"""An engine process as a seat at the table: the protocol spoken over a transport.
+
+The transport (``referee.transport.Transport``) carries the lines; ``EnginePlayer`` makes one
+with its ``connect`` factory, by default `spawn`, which starts the engine's process
+(``referee.process.EngineProcess``) in its sandbox. A test connects it to a scripted
+transport instead, and so tests the protocol exchange without a process.
 
 ``EnginePlayer`` satisfies ``ginproto.table.Player``. Everything an engine can do wrong ends
 as a ``PlayerFault`` with a reason, which the table turns into a forfeit:
@@ -26,6 +31,7 @@ import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from engines import BUILTIN
 from ginproto import protocol as proto
@@ -45,6 +51,7 @@ from referee.process import (
     LineHook,
 )
 from referee.sandbox import Policy
+from referee.transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +128,42 @@ class EngineId:
     protocol: int = proto.PROTOCOL_VERSION
 
 
+class Connect(Protocol):
+    """What makes the transport to an engine: `spawn`, or a test's scripted one."""
+
+    def __call__(
+        self,
+        spec: EngineSpec,
+        *,
+        stderr_path: str | None,
+        line_limit: int,
+        on_line: LineHook | None,
+    ) -> Transport: ...
+
+
+def spawn(
+    spec: EngineSpec,
+    *,
+    stderr_path: str | None = None,
+    line_limit: int = 1 << 20,
+    on_line: LineHook | None = None,
+) -> EngineProcess:
+    """Start the engine's process, in its sandbox (``EngineError`` if it cannot start)."""
+    return EngineProcess.start(
+        list(spec.argv),
+        cwd=spec.cwd,
+        env=dict(spec.env),
+        name=spec.label,
+        stderr_path=stderr_path,
+        line_limit=line_limit,
+        on_line=on_line,
+        sandbox=spec.policy,
+    )
+
+
 class EnginePlayer:
-    """One engine process, started on first use and restarted after it faults."""
+    """One engine, started on first use and restarted after it faults. ``connect`` makes
+    the transport to it each time it starts (default: its process, `spawn`)."""
 
     def __init__(
         self,
@@ -133,6 +174,7 @@ class EnginePlayer:
         on_line: LineHook | None = None,
         line_limit: int = 1 << 20,
         quit_grace: float = 1.0,
+        connect: Connect = spawn,
     ) -> None:
         self.spec = spec
         self.control = spec.control or control
@@ -141,7 +183,9 @@ class EnginePlayer:
         self.on_line = on_line
         self.line_limit = line_limit
         self.quit_grace = quit_grace
-        self.process: EngineProcess | None = None
+        self.connect = connect
+        self.process: Transport | None = None
+        """The transport to the running engine (its process), or None."""
         self.id = EngineId()
         self.clock = Clock(self.control)
         self._pending_game: proto.NewGame | None = None
@@ -226,17 +270,13 @@ class EnginePlayer:
             self.close()
             raise
 
-    def _spawn(self) -> EngineProcess:
+    def _spawn(self) -> Transport:
         try:
-            return EngineProcess.start(
-                list(self.spec.argv),
-                cwd=self.spec.cwd,
-                env=dict(self.spec.env),
-                name=self.spec.label,
+            return self.connect(
+                self.spec,
                 stderr_path=self.stderr_path,
                 line_limit=self.line_limit,
                 on_line=self.on_line,
-                sandbox=self.spec.policy,
             )
         except EngineError as exc:
             raise PlayerFault(FaultKind.CRASH, f"cannot start: {exc}") from None

@@ -30,6 +30,7 @@ from referee.clock import DEFAULT_MARGIN, TimeControl
 from referee.engine import EngineId, EnginePlayer, EngineSpec
 from referee.outputs import sandboxed
 from referee.preflight import EngineNotReady, option_problem, ready
+from referee.process import EngineProcess
 from referee.sandbox import SandboxMode, start_warnings
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ class Engine:
     def pid(self) -> int | None:
         """Its process id (the sandbox's, when it runs in one), or None when not running."""
         process = self._player.process
-        return None if process is None else process.pid
+        return process.pid if isinstance(process, EngineProcess) else None
 
     @property
     def alive(self) -> bool:
