@@ -37,16 +37,10 @@ sys.path.insert(0, str(_HERE.parent))
 
 from referee.dask_backend import DaskBackend, DaskCluster  # noqa: E402
 from referee.jobs import GameJob  # noqa: E402
+from referee.scheduling.backends import Backend, JobContext, LocalBackend  # noqa: E402
+from referee.scheduling.config import TournamentConfig, build_config  # noqa: E402
+from referee.scheduling.tournament import open_tournament, run_tournament  # noqa: E402
 from referee.store import GameResult  # noqa: E402
-from referee.tournament import (  # noqa: E402
-    Backend,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    build_config,
-    open_tournament,
-    run_tournament,
-)
 
 ENGINES = [
     {"name": "Simple", "command": "simple"},

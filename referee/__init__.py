@@ -36,15 +36,10 @@ if TYPE_CHECKING:
     from referee.errors import RefereeError, ReportError
     from referee.preflight import EngineNotReady
     from referee.sandbox import SandboxError, SandboxMode
+    from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
+    from referee.scheduling.standings import TournamentStandings
     from referee.stats import EloInterval, MeanInterval, PairStats
     from referee.store import StoreError
-    from referee.tournament import (
-        ConfigError,
-        EngineEntry,
-        TournamentConfig,
-        TournamentStandings,
-        load_config,
-    )
 
 _WHERE = {
     "referee.api": (
@@ -70,13 +65,8 @@ _WHERE = {
     "referee.sandbox": ("SandboxError", "SandboxMode"),
     "referee.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.store": ("StoreError",),
-    "referee.tournament": (
-        "ConfigError",
-        "EngineEntry",
-        "TournamentConfig",
-        "TournamentStandings",
-        "load_config",
-    ),
+    "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
+    "referee.scheduling.standings": ("TournamentStandings",),
 }
 __all__ = [
     "ConfigError",

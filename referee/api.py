@@ -53,6 +53,7 @@ from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
 from referee.clock import DEFAULT_MARGIN, TimeControl
+from referee.defaults import FOLDER_FILES
 from referee.engine import EngineSpec
 from referee.engine_api import OptionValue, option_pairs, option_text
 from referee.errors import CannotServe, OutputError, ReportError
@@ -73,30 +74,20 @@ from referee.match import cpu_plan as match_cpu_plan
 from referee.outputs import check_folder, check_outputs, remove_if_empty, reserve_paths, sandboxed
 from referee.preflight import preflight
 from referee.sandbox import Limits, SandboxMode, start_warnings
+from referee.scheduling.config import ConfigError, TournamentConfig, build_config, load_config
 from referee.stats import SPRT, EloInterval, MeanInterval, PairStats
-from referee.store import DirectoryLock, Store
-from referee.tournament import (
-    FOLDER_FILES,
-    ConfigError,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    TournamentStandings,
-    build_config,
-    cpu_plan,
-    load_config,
-    open_tournament,
-    run_tournament,
-)
 
+# The store (SQLite) and the tournament machinery are imported by play_tournament: a match
+# needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
     from referee.integrity import StoreReport
     from referee.live import Address
     from referee.live_page import LivePage
     from referee.report import Standings
-    from referee.store import GameResult, Scheduled
-    from referee.tournament import Backend
+    from referee.scheduling.backends import Backend, JobContext
+    from referee.scheduling.standings import TournamentStandings
+    from referee.store import GameResult, Scheduled, Store
 
 log = logging.getLogger(__name__)
 
@@ -568,6 +559,10 @@ def play_tournament(
     warn = on_warning or _log_warning
     for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
         warn(line)
+    from referee.scheduling.backends import JobContext, cpu_plan
+    from referee.scheduling.tournament import open_tournament
+    from referee.store import DirectoryLock
+
     _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
     errors = _path(stderr_dir)
     check_outputs(folders=[errors])  # UnsafeOutput (an OSError) before anything is made
@@ -619,6 +614,9 @@ def _play_tournament(
     stop: Callable[[], bool] | None,
 ) -> TournamentStandings:
     """The games of `play_tournament`, in its open store."""
+    from referee.scheduling.standings import TournamentStandings
+    from referee.scheduling.tournament import run_tournament
+
     names = store.names
     done, total = store.counts()
     if on_start is not None:
@@ -713,7 +711,8 @@ def _tournament_config(
 def verify_tournament(directory: str | os.PathLike[str]) -> StoreReport:
     """Check every game stored in ``directory`` against its record, as ``ginref tournament
     --verify`` does: the report lists the games whose stored result differs."""
-    from referee.tournament import verify_tournament as verify
+    from referee.scheduling.tournament import verify_tournament as verify
+    from referee.store import Store
 
     with Store.open(os.fspath(directory)) as store:
         return verify(store)
@@ -974,6 +973,8 @@ def _tournament_report(directory: str, cfg: TournamentConfig, names: list[str], 
 
 def _stored(directory: str) -> dict[str, Any]:
     """The settings and run options stored in a tournament's folder."""
+    from referee.store import Store
+
     with Store.open(directory) as old:
         return {**old.settings, **old.run_options}
 
@@ -987,6 +988,8 @@ def _backend(
     """Local workers (their seats wrapped by ``watch``), or the config's Dask cluster with
     every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
+        from referee.scheduling.backends import LocalBackend
+
         return LocalBackend(context, cfg.concurrency, watch), None
     from referee.dask_backend import DaskBackend, DaskCluster
 

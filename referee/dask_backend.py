@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
     from referee.dask_worker import EnginesPlugin
+    from referee.scheduling.backends import JobContext
     from referee.store import GameResult
-    from referee.tournament import JobContext
 
 log = logging.getLogger(__name__)
 _STOP_WORKERS_TIMEOUT = 10.0  # seconds a local cluster's workers get to stop before it closes
@@ -291,7 +291,7 @@ def _played(done: Played, seconds: float) -> Played:
 
 
 def _result(context: JobContext, done: Played, seconds: float) -> GameResult:
-    from referee.tournament import result_of
+    from referee.scheduling.backends import result_of
 
     return result_of(context, done.job, done.log, done.engines, seconds)
 

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from referee.jobs import GameJob
     from referee.match import Played, Seats
     from referee.report import Standings
+    from referee.scheduling.standings import TournamentStandings
     from referee.store import GameResult, Scheduled, Store
-    from referee.tournament import TournamentStandings
 
 log = logging.getLogger(__name__)
 
@@ -553,7 +553,7 @@ def feed_tournament(state: LiveState, store: Store) -> Callable[[Scheduled, Game
     """Fill ``state`` with what ``store`` holds (the games finished in earlier runs too), and
     return the hook that adds each game of this run as it is stored."""
     from referee.report import summary_from_json
-    from referee.tournament import TournamentStandings
+    from referee.scheduling.standings import TournamentStandings
 
     names = store.names
     seats = {g.game: g.seats for g in store.games()}
@@ -598,7 +598,7 @@ def feed_match(
     adds each finished game (its record kept in memory, compressed, for the viewer)."""
     from ginproto.record import record_from_log, write_game
     from referee.report import summarize
-    from referee.tournament import TournamentStandings
+    from referee.scheduling.standings import TournamentStandings
 
     rated = TournamentStandings(names)
     state.start(games, 0)

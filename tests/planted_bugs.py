@@ -282,7 +282,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the tournament
     Bug(
         "tournament-1",
-        "referee/tournament.py",
+        "referee/scheduling/config.py",
         '            "move_timeout": self.move_timeout,\n'
         '            "engines": [e.settings() for e in self.engines],',
         '            "engines": [e.settings() for e in self.engines],',
@@ -292,7 +292,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "tournament-2",
-        "referee/tournament.py",
+        "referee/scheduling/config.py",
         "                move=self.move_timeout if self.move_timeout else move_timeout,\n"
         "                margin=margin,\n",
         "                move=self.move_timeout if self.move_timeout else move_timeout,\n",
@@ -302,7 +302,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "tournament-3",
-        "referee/tournament.py",
+        "referee/scheduling/tournament.py",
         "            store.commit(result)\n            file.add(result.game, result.record)\n",
         "            file.add(result.game, result.record)\n            store.commit(result)\n",
         "appends a game to the records file before committing it to the store",

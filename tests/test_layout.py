@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ginproto", "referee", "engines")
 
@@ -82,6 +84,33 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
     assert "referee.engine" in graph["referee.seats"]  # top-level import
     assert {"ginproto", "ginproto.protocol", "referee"} <= set(graph)
+
+
+def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[str]:
+    """The imports from ``package``'s modules into ``forbidden`` (a package), as ``a -> b``."""
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if name == package or name.startswith(package + ".")
+        for target in targets
+        if target == forbidden or target.startswith(forbidden + ".")
+    )
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("ginproto", "referee"),  # the rules and the protocol know no referee
+        ("engines", "referee"),  # the built-in engines speak the protocol, as any engine does
+    ],
+)
+def test_the_layers_import_only_downwards(package: str, forbidden: str) -> None:
+    assert _reaching(import_graph(), package, forbidden) == []
+
+
+def test_the_layer_check_sees_an_import_upwards() -> None:
+    graph = {"engines.bot": {"referee.match"}, "engines": set(), "referee.match": set()}
+    assert _reaching(graph, "engines", "referee") == ["engines.bot -> referee.match"]
 
 
 def test_find_cycle_names_the_modules_of_a_cycle() -> None:

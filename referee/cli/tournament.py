@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
@@ -45,8 +44,8 @@ from referee.errors import RefereeError, ReportError
 if TYPE_CHECKING:
     from referee import api
     from referee.live import Address
+    from referee.scheduling.standings import TournamentStandings
     from referee.store import GameResult, Scheduled
-    from referee.tournament import TournamentStandings
 
 EXAMPLE = """\
 \b
@@ -216,9 +215,11 @@ def tournament(
     standings, the games in progress as a spectator sees them, and every finished game in
     the replay viewer.
     """
+    import sqlite3
+
     from referee import api
+    from referee.scheduling.config import ConfigError
     from referee.store import StoreError
-    from referee.tournament import ConfigError
 
     _check_folders(config, resume, output, verify, serve)
     if verify is not None:

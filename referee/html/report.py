@@ -31,7 +31,7 @@ from referee.html.model import game_data
 from referee.html.page import render_page
 from referee.html.replay import write_page
 from referee.report import GameSummary, Standings
-from referee.tournament import TournamentStandings, pairwise
+from referee.scheduling.standings import TournamentStandings, pairwise
 
 log = logging.getLogger(__name__)
 
