@@ -30,16 +30,16 @@ if TYPE_CHECKING:
         play_tournament_async,
         verify_tournament,
     )
-    from referee.clock import TimeControl, TimeControlError
-    from referee.engine import EngineId, EngineSpec, EngineSpecError
-    from referee.engine_api import Engine
+    from referee.engines.clock import TimeControl, TimeControlError
+    from referee.engines.engine import EngineId, EngineSpec, EngineSpecError
+    from referee.engines.engine_api import Engine
+    from referee.engines.preflight import EngineNotReady
+    from referee.engines.sandbox import SandboxError, SandboxMode
     from referee.errors import RefereeError, ReportError
-    from referee.preflight import EngineNotReady
-    from referee.sandbox import SandboxError, SandboxMode
+    from referee.results.stats import EloInterval, MeanInterval, PairStats
+    from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
     from referee.scheduling.standings import TournamentStandings
-    from referee.stats import EloInterval, MeanInterval, PairStats
-    from referee.store import StoreError
 
 _WHERE = {
     "referee.api": (
@@ -57,14 +57,14 @@ _WHERE = {
         "play_tournament_async",
         "verify_tournament",
     ),
-    "referee.clock": ("TimeControl", "TimeControlError"),
-    "referee.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
-    "referee.engine_api": ("Engine",),
+    "referee.engines.clock": ("TimeControl", "TimeControlError"),
+    "referee.engines.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
+    "referee.engines.engine_api": ("Engine",),
     "referee.errors": ("RefereeError", "ReportError"),
-    "referee.preflight": ("EngineNotReady",),
-    "referee.sandbox": ("SandboxError", "SandboxMode"),
-    "referee.stats": ("EloInterval", "MeanInterval", "PairStats"),
-    "referee.store": ("StoreError",),
+    "referee.engines.preflight": ("EngineNotReady",),
+    "referee.engines.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
+    "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
     "referee.scheduling.standings": ("TournamentStandings",),
 }

@@ -9,8 +9,8 @@ records and standings from either.
 
 ``play_match`` takes the engines (by built-in name, command line or `EngineSpec`), the variant
 and rules, games, seed, clock, duplicate deals, a record file, the sandbox, and runs
-``referee.match`` (the check of every engine before game 1, the pool of workers, the record
-written game by game); it returns a frozen `MatchResult`: every game's outcome, each engine's
+``referee.scheduling.match`` (the check of every engine before game 1, the pool of workers, the
+record written game by game); it returns a frozen `MatchResult`: every game's outcome, each engine's
 standing, the Elo difference with its interval, points per hand, and ``to_json()``, which is
 exactly what ``ginref match --json`` prints for the same match, built by the same function.
 ``play_tournament`` runs a tournament config (a `TournamentConfig`, a TOML file, a table of the
@@ -52,12 +52,23 @@ from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
-from referee.clock import DEFAULT_MARGIN, TimeControl
 from referee.defaults import FOLDER_FILES
-from referee.engine import EngineSpec
-from referee.engine_api import OptionValue, option_pairs, option_text
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.engine import EngineSpec
+from referee.engines.engine_api import OptionValue, option_pairs, option_text
+from referee.engines.outputs import (
+    check_folder,
+    check_outputs,
+    remove_if_empty,
+    reserve_paths,
+    sandboxed,
+)
+from referee.engines.preflight import preflight
+from referee.engines.sandbox import Limits, SandboxMode, start_warnings
 from referee.errors import CannotServe, OutputError, ReportError
-from referee.match import (
+from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.scheduling.config import ConfigError, TournamentConfig, build_config, load_config
+from referee.scheduling.match import (
     JobRunner,
     MatchConfig,
     Played,
@@ -68,26 +79,21 @@ from referee.match import (
     run_match,
     sprt_json,
 )
-from referee.match import MatchInterrupted as _Interrupted
-from referee.match import MatchResult as _Result
-from referee.match import cpu_plan as match_cpu_plan
-from referee.outputs import check_folder, check_outputs, remove_if_empty, reserve_paths, sandboxed
-from referee.preflight import preflight
-from referee.sandbox import Limits, SandboxMode, start_warnings
-from referee.scheduling.config import ConfigError, TournamentConfig, build_config, load_config
-from referee.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.scheduling.match import MatchInterrupted as _Interrupted
+from referee.scheduling.match import MatchResult as _Result
+from referee.scheduling.match import cpu_plan as match_cpu_plan
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
-    from referee.integrity import StoreReport
-    from referee.live import Address
-    from referee.live_page import LivePage
-    from referee.report import Standings
+    from referee.results.integrity import StoreReport
+    from referee.results.report import Standings
+    from referee.results.store import GameResult, Scheduled, Store
     from referee.scheduling.backends import Backend, JobContext
     from referee.scheduling.standings import TournamentStandings
-    from referee.store import GameResult, Scheduled, Store
+    from referee.views.live import Address
+    from referee.views.live_page import LivePage
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +351,7 @@ def play_match(
             if page is not None:
                 page.open(event, "match")
             if dask is not None:
-                from referee.dask_backend import DaskCluster
+                from referee.cluster.backend import DaskCluster
 
                 cluster = stack.enter_context(DaskCluster(dask))
                 ids = cluster.check_engines(specs, control, startup_timeout)
@@ -425,7 +431,7 @@ def _play_match(
 
     shown = None
     if page is not None:
-        from referee.live import feed_match
+        from referee.views.live import feed_match
 
         page.state.title = f"{' vs '.join(display)}: {config.rules.variant}, seed {config.seed}"
         shown = feed_match(page.state, display, config.games, config.sprt, config.event)
@@ -559,9 +565,9 @@ def play_tournament(
     warn = on_warning or _log_warning
     for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
         warn(line)
+    from referee.results.store import DirectoryLock
     from referee.scheduling.backends import JobContext, cpu_plan
     from referee.scheduling.tournament import open_tournament
-    from referee.store import DirectoryLock
 
     _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
     errors = _path(stderr_dir)
@@ -625,7 +631,7 @@ def _play_tournament(
         preflight(cfg.specs(), cfg.control, cfg.startup_timeout)  # a cluster's were checked
     shown = None
     if page is not None:
-        from referee.live import feed_tournament
+        from referee.views.live import feed_tournament
 
         shown = feed_tournament(page.state, store)
 
@@ -711,8 +717,8 @@ def _tournament_config(
 def verify_tournament(directory: str | os.PathLike[str]) -> StoreReport:
     """Check every game stored in ``directory`` against its record, as ``ginref tournament
     --verify`` does: the report lists the games whose stored result differs."""
+    from referee.results.store import Store
     from referee.scheduling.tournament import verify_tournament as verify
-    from referee.store import Store
 
     with Store.open(os.fspath(directory)) as store:
         return verify(store)
@@ -815,8 +821,8 @@ def _page(serve: Address | LivePage | None) -> tuple[Any, bool]:
     """The live page to feed, and whether it is this call's own (closed when it returns)."""
     if serve is None:
         return None, False
-    from referee.live import Address, web_missing
-    from referee.live_page import LivePage
+    from referee.views.live import Address, web_missing
+    from referee.views.live_page import LivePage
 
     missing = web_missing()
     if missing is not None:
@@ -941,7 +947,9 @@ def _report(write: Callable[[], object], out: str) -> None:
 def _match_report(
     records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
 ) -> None:
-    from referee.html.report import write_match_report  # the page's assets load only when asked
+    from referee.views.html.report import (
+        write_match_report,  # the page's assets load only when asked
+    )
 
     title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
     _report(
@@ -954,8 +962,8 @@ def _match_report(
 
 
 def _tournament_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
-    from referee.html.report import write_match_report
-    from referee.store import RECORDS_NAME
+    from referee.results.store import RECORDS_NAME
+    from referee.views.html.report import write_match_report
 
     records = os.path.join(directory, RECORDS_NAME)
     _report(
@@ -973,7 +981,7 @@ def _tournament_report(directory: str, cfg: TournamentConfig, names: list[str], 
 
 def _stored(directory: str) -> dict[str, Any]:
     """The settings and run options stored in a tournament's folder."""
-    from referee.store import Store
+    from referee.results.store import Store
 
     with Store.open(directory) as old:
         return {**old.settings, **old.run_options}
@@ -991,7 +999,7 @@ def _backend(
         from referee.scheduling.backends import LocalBackend
 
         return LocalBackend(context, cfg.concurrency, watch), None
-    from referee.dask_backend import DaskBackend, DaskCluster
+    from referee.cluster.backend import DaskBackend, DaskCluster
 
     cluster = stack.enter_context(DaskCluster(cfg.dask))
     backend = DaskBackend(cluster, context)

@@ -34,7 +34,7 @@ from referee.defaults import (
 from referee.defaults import (
     FORMATS as FORMATS,
 )
-from referee.report import (
+from referee.results.report import (
     summary_from_json as summary_from_json,
 )
 from referee.scheduling.backends import (

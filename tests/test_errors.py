@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import LazyGroup
-from referee.dask_address import DaskError
-from referee.dask_worker import EngineUnavailable, PluginMissing
+from referee.cluster.address import DaskError
+from referee.cluster.worker import EngineUnavailable, PluginMissing
+from referee.engines.outputs import UnsafeOutput
+from referee.engines.preflight import EngineNotReady
+from referee.engines.sandbox import SandboxError
 from referee.errors import CannotServe, OutputError, RefereeError, ReportError
-from referee.outputs import UnsafeOutput
-from referee.preflight import EngineNotReady
-from referee.sandbox import SandboxError
-from referee.store import StoreBusy, StoreError
+from referee.results.store import StoreBusy, StoreError
 
 REFUSALS: list[type[Exception]] = [
     EngineNotReady,

@@ -36,7 +36,7 @@ from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine
 from ginproto.table import GameLog, Player, PlayerFault, play_game, role_draw
-from referee.play import (
+from referee.views.play import (
     Command,
     HumanPlayer,
     Refusal,

@@ -31,8 +31,8 @@ from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
     from referee.api import GameOutcome, MatchResult, MatchStart
-    from referee.clock import TimeControl
-    from referee.live import Address
+    from referee.engines.clock import TimeControl
+    from referee.views.live import Address
 
 
 VARIANTS = [v.value for v in Variant]
@@ -253,7 +253,7 @@ def match(
 
 
 def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
-    from referee.clock import TimeControl, TimeControlError
+    from referee.engines.clock import TimeControl, TimeControlError
 
     try:
         return TimeControl.parse(tc, move=move_timeout, margin=time_margin)
@@ -269,7 +269,7 @@ def _check_together(
     affinity: bool,
 ) -> None:
     """Refuse (exit 2) the options that do not go together, or an SPRT it cannot run."""
-    from referee.stats import SPRT
+    from referee.results.stats import SPRT
 
     if sprt is not None:
         if engines != 2:
@@ -293,7 +293,7 @@ class _Progress:
     the engines are checked (``on_start``), then a line or a bar per game (``on_game``)."""
 
     def __init__(self, games: int, quiet: bool) -> None:
-        from referee.progress import Progress
+        from referee.views.progress import Progress
 
         self.games = games
         self.quiet = quiet
@@ -302,7 +302,7 @@ class _Progress:
         self.bar = Progress(games, stream=sys.stderr, quiet=True)
 
     def start(self, start: MatchStart) -> None:
-        from referee.progress import Progress
+        from referee.views.progress import Progress
 
         self.match = start
         if not self.quiet:

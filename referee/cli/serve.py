@@ -1,9 +1,9 @@
 """``--serve [HOST:]PORT`` of ``ginref tournament`` and ``ginref match``: the live page.
 
-The option's type, and ``Live``: the page the run serves (``referee.live_page.LivePage``, opened by
-``referee.api`` before any engine starts, so that a port in use is an error before any game)
-and, after the last game, kept up with the final standings until Ctrl-C. The state and the
-server are ``referee.live`` and ``referee.live_server`` (the ``ginproto[web]`` extra).
+The option's type, and ``Live``: the page the run serves (``referee.views.live_page.LivePage``,
+opened by ``referee.api`` before any engine starts, so that a port in use is an error before any
+game) and, after the last game, kept up with the final standings until Ctrl-C. The state and the
+server are ``referee.views.live`` and ``referee.views.live_server`` (the ``ginproto[web]`` extra).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import click
 # The live state and the server are imported when --serve is given: ``ginref --help`` and a
 # run without it need neither.
 if TYPE_CHECKING:
-    from referee.live import Address
+    from referee.views.live import Address
 
 SERVE_HELP = (
     "Serve a live page of the run on [HOST:]PORT (host 127.0.0.1 unless given; port 0: any"
@@ -29,14 +29,14 @@ SERVE_HELP = (
 
 
 class ServeAddress(click.ParamType["Address"]):
-    """``[HOST:]PORT``, as ``referee.live.Address``."""
+    """``[HOST:]PORT``, as ``referee.views.live.Address``."""
 
     name = "[HOST:]PORT"
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> Address:
-        from referee.live import Address, parse_address
+        from referee.views.live import Address, parse_address
 
         if isinstance(value, Address):
             return value
@@ -52,7 +52,7 @@ def serve_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 def check_web() -> None:
     """Refuse ``--serve`` (exit 2) where the web extra is not installed."""
-    from referee.live import web_missing
+    from referee.views.live import web_missing
 
     missing = web_missing()
     if missing is not None:
@@ -60,12 +60,12 @@ def check_web() -> None:
 
 
 class Live:
-    """The live page of one command's run: a ``referee.live_page.LivePage`` that says its address
-    on stderr when the run opens it (``referee.api`` does, before any engine starts), closes
+    """The live page of one command's run: a ``referee.views.live_page.LivePage`` that says its
+    address on stderr when the run opens it (``referee.api`` does, before any engine starts), closes
     with the command, and can stay up after the run until Ctrl-C."""
 
     def __init__(self, address: Address) -> None:
-        from referee.live_page import LivePage
+        from referee.views.live_page import LivePage
 
         self.page = LivePage(address, on_open=self._opened)
         click.get_current_context().call_on_close(self.page.close)

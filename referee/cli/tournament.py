@@ -35,7 +35,7 @@ from referee.cli.options import (
     seed_value,
 )
 from referee.cli.serve import Live, check_web, serve_option
-from referee.dask_address import DaskError
+from referee.cluster.address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
 from referee.errors import RefereeError, ReportError
 
@@ -43,9 +43,9 @@ from referee.errors import RefereeError, ReportError
 # functions that use them, when the command runs.
 if TYPE_CHECKING:
     from referee import api
-    from referee.live import Address
+    from referee.results.store import GameResult, Scheduled
     from referee.scheduling.standings import TournamentStandings
-    from referee.store import GameResult, Scheduled
+    from referee.views.live import Address
 
 EXAMPLE = """\
 \b
@@ -218,8 +218,8 @@ def tournament(
     import sqlite3
 
     from referee import api
+    from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError
-    from referee.store import StoreError
 
     _check_folders(config, resume, output, verify, serve)
     if verify is not None:
@@ -313,14 +313,14 @@ class _Progress:
     once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
 
     def __init__(self, quiet: bool) -> None:
-        from referee.progress import Progress
+        from referee.views.progress import Progress
 
         self.quiet = quiet
         self.run: api.TournamentStart | None = None
         self.bar = Progress(0, quiet=True)
 
     def start(self, start: api.TournamentStart) -> None:
-        from referee.progress import Progress
+        from referee.views.progress import Progress
 
         self.run = start
         if not self.quiet:

@@ -16,19 +16,19 @@ from typing import Any, Protocol
 
 from ginproto.record import EngineInfo, record_from_log
 from ginproto.table import GameLog, play_game
-from referee.affinity import CpuPlan
-from referee.clock import TimeControl
-from referee.engine import EngineSpec
-from referee.jobs import GameJob
-from referee.match import (
+from referee.engines.affinity import CpuPlan
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EngineSpec
+from referee.results.report import summarize, summary_json
+from referee.results.store import FaultRow, GameResult
+from referee.scheduling.config import DEFAULT_EVENT, TournamentConfig
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import (
     Played,
     Seats,
     run_jobs,
     worker_number,
 )
-from referee.report import summarize, summary_json
-from referee.scheduling.config import DEFAULT_EVENT, TournamentConfig
-from referee.store import FaultRow, GameResult
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class JobContext:
 
     def seats(self) -> Seats:
         """The engines of one worker: a local one's pinned to its CPUs, with ``affinity``."""
-        from referee.seats import EngineSeats
+        from referee.scheduling.seats import EngineSeats
 
         engines = self.engines
         if self.affinity is not None:
@@ -161,7 +161,7 @@ class _TimedSeats:
 class LocalBackend:
     """Plays jobs on ``concurrency`` local worker threads, each keeping its engine processes
     warm from game to game (restarted after a fault), and yields results in job order.
-    ``watch`` wraps each worker's seats, to watch the games it plays (``referee.live``)."""
+    ``watch`` wraps each worker's seats, to watch the games it plays (``referee.views.live``)."""
 
     def __init__(
         self,

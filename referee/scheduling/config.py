@@ -29,12 +29,12 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
-from referee.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
-from referee.dask_address import parse_address
+from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
-from referee.engine import EngineSpec
-from referee.outputs import UnsafeOutput, check_folder
-from referee.sandbox import Limits, Policy, SandboxMode
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
+from referee.engines.engine import EngineSpec
+from referee.engines.outputs import UnsafeOutput, check_folder
+from referee.engines.sandbox import Limits, Policy, SandboxMode
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import overload
 
 from ginproto.rules import Rules
-from referee.jobs import GameJob
-from referee.match import Schedule, schedule
+from referee.results.store import Scheduled
 from referee.scheduling.config import TournamentConfig, pairings
-from referee.store import Scheduled
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import Schedule, schedule
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ginproto.text import printable
-from referee import stats
-from referee.report import (
+from referee.results import stats
+from referee.results.report import (
     GameSummary,
     Standings,
     distinct,
@@ -19,7 +19,7 @@ from referee.report import (
     signed,
     summary_from_json,
 )
-from referee.store import Store
+from referee.results.store import Store
 
 log = logging.getLogger(__name__)
 

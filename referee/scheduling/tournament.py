@@ -12,17 +12,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.match import deferred_interrupts
-from referee.store import (
+from referee.results.store import (
     RECORDS_NAME,
     GameResult,
     Scheduled,
     Store,
     StoreError,
 )
+from referee.scheduling.match import deferred_interrupts
 
 if TYPE_CHECKING:
-    from referee.integrity import StoreReport
+    from referee.results.integrity import StoreReport
 
 from referee.scheduling.backends import Backend, JobContext, LocalBackend
 from referee.scheduling.config import (
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 class StoreDiffers(StoreError):
     """A resume of a store whose results its records contradict; ``games`` are the games that
-    differ (schedule positions), ``report`` says why (``referee.integrity``)."""
+    differ (schedule positions), ``report`` says why (``referee.results.integrity``)."""
 
     def __init__(self, directory: str, report: StoreReport, shown: int = 20) -> None:
         self.report = report
@@ -114,8 +114,8 @@ def open_tournament(
 
 def verify_tournament(store: Store) -> StoreReport:
     """Check ``store`` against its records and its schedule against the one its stored
-    settings give (``referee.integrity``); ``StoreError`` if the settings are not usable."""
-    from referee.integrity import verify_store  # it derives results as this module does
+    settings give (``referee.results.integrity``); ``StoreError`` if the settings are not usable."""
+    from referee.results.integrity import verify_store  # it derives results as this module does
 
     try:
         config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
@@ -143,7 +143,7 @@ def run_tournament(
 ) -> int:
     """Play every pending game, committing each with its record as it comes; return how many
     were played. The records file is first reconciled with the store, then appended to."""
-    from referee.store import RecordsFile
+    from referee.results.store import RecordsFile
 
     file = RecordsFile(store, records)
     if file.reconcile():

@@ -46,8 +46,8 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game, verify_game
 from ginproto.table import Fault, GameLog, HandLog, first_dealer, hand_deck, role_draw
-from referee.report import summarize, summary_json
-from referee.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
+from referee.results.report import summarize, summary_json
+from referee.results.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
 
 log = logging.getLogger(__name__)
 

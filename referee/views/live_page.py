@@ -1,7 +1,7 @@
 """The live page of one run: its state, its server and the watcher of its games in progress,
 made by whoever wants the page (``ginref --serve``, a notebook) and fed by the run
-(``referee.api``). The state and the watcher are ``referee.live``'s, the server
-``referee.live_server``'s (the ``ginproto[web]`` extra: importing this module needs it).
+(``referee.api``). The state and the watcher are ``referee.views.live``'s, the server
+``referee.views.live_server``'s (the ``ginproto[web]`` extra: importing this module needs it).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import CannotServe
-from referee.live import Address, LiveState, Watcher
-from referee.live_server import LiveServer
+from referee.views.live import Address, LiveState, Watcher
+from referee.views.live_server import LiveServer
 
 if TYPE_CHECKING:
-    from referee.match import JobRunner, Seats
+    from referee.scheduling.match import JobRunner, Seats
 
 __all__ = ["LivePage"]
 

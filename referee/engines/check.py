@@ -34,10 +34,10 @@ from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, printable
-from referee.clock import DEFAULT_MARGIN, TimeControl
-from referee.engine import EnginePlayer, EngineSpec
-from referee.preflight import builtin_hint, option_problem
-from referee.process import EngineError, EngineProcess, EngineTimeout
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.engines.preflight import builtin_hint, option_problem
+from referee.engines.process import EngineError, EngineProcess, EngineTimeout
 
 log = logging.getLogger(__name__)
 
