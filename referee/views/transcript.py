@@ -25,7 +25,7 @@ from referee.engines.process import LineHook
 SEED = 107
 ENGINES = ("simple", "random")
 BEGIN, END = "<!-- transcript:begin -->", "<!-- transcript:end -->"
-SPEC = Path(__file__).resolve().parent.parent / "spec" / "PROTOCOL.md"
+SPEC = Path(__file__).resolve().parents[2] / "spec" / "PROTOCOL.md"
 
 NOTES: dict[str, str] = {
     proto.GIN: "The handshake: the referee names its protocol version.",
