@@ -35,18 +35,12 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from referee.dask_backend import DaskBackend, DaskCluster  # noqa: E402
-from referee.jobs import GameJob  # noqa: E402
-from referee.store import GameResult  # noqa: E402
-from referee.tournament import (  # noqa: E402
-    Backend,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    build_config,
-    open_tournament,
-    run_tournament,
-)
+from referee.cluster.backend import DaskBackend, DaskCluster  # noqa: E402
+from referee.results.store import GameResult  # noqa: E402
+from referee.scheduling.backends import Backend, JobContext, LocalBackend  # noqa: E402
+from referee.scheduling.config import TournamentConfig, build_config  # noqa: E402
+from referee.scheduling.jobs import GameJob  # noqa: E402
+from referee.scheduling.tournament import open_tournament, run_tournament  # noqa: E402
 
 ENGINES = [
     {"name": "Simple", "command": "simple"},

@@ -40,7 +40,7 @@ from bench.expert_hands import (  # noqa: E402
 from engines.expert_engine import ExpertEngine  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
 from ginproto.table import first_dealer  # noqa: E402
-from referee.stats import expected_score  # noqa: E402
+from referee.results.stats import expected_score  # noqa: E402
 
 Hand = tuple[int, bool]
 """A single hand: the expert's net points, and whether the expert dealt it."""

@@ -30,8 +30,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.store import GameResult, Scheduled
-from referee.tournament import TournamentConfig, build_config, open_tournament, run_tournament
+from referee.results.store import GameResult, Scheduled
+from referee.scheduling.config import TournamentConfig, build_config
+from referee.scheduling.tournament import open_tournament, run_tournament
 
 ENGINES: list[dict[str, Any]] = [
     {"name": "Simple", "command": "simple"},

@@ -8,7 +8,7 @@ each move was legal, each deal is a 52-card deck, and each derived line is the o
 give. The first line that is not is reported with the reason, as a ``ReplayError``.
 
 Nothing here prints: ``verify_game`` returns findings, and ``replay_game`` calls back with the
-game after each line for whoever wants to show it (``referee.replay``).
+game after each line for whoever wants to show it (``referee.views.replay``).
 """
 
 from __future__ import annotations

@@ -18,53 +18,55 @@ if TYPE_CHECKING:
     from referee.api import (
         EngineStanding,
         GameOutcome,
+        MatchInterrupted,
         MatchResult,
+        MatchStart,
         SprtResult,
+        TournamentInterrupted,
+        TournamentStart,
         play_match,
         play_match_async,
         play_tournament,
         play_tournament_async,
+        verify_tournament,
     )
-    from referee.clock import TimeControl, TimeControlError
-    from referee.engine import EngineId, EngineSpec, EngineSpecError
-    from referee.engine_api import Engine
-    from referee.preflight import EngineNotReady
-    from referee.sandbox import SandboxError, SandboxMode
-    from referee.stats import EloInterval, MeanInterval, PairStats
-    from referee.store import StoreError
-    from referee.tournament import (
-        ConfigError,
-        EngineEntry,
-        TournamentConfig,
-        TournamentStandings,
-        load_config,
-    )
+    from referee.engines.clock import TimeControl, TimeControlError
+    from referee.engines.engine import EngineId, EngineSpec, EngineSpecError
+    from referee.engines.engine_api import Engine
+    from referee.engines.preflight import EngineNotReady
+    from referee.engines.sandbox import SandboxError, SandboxMode
+    from referee.errors import RefereeError, ReportError
+    from referee.results.stats import EloInterval, MeanInterval, PairStats
+    from referee.results.store import StoreError
+    from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
+    from referee.scheduling.standings import TournamentStandings
 
 _WHERE = {
     "referee.api": (
         "EngineStanding",
         "GameOutcome",
+        "MatchInterrupted",
         "MatchResult",
+        "MatchStart",
         "SprtResult",
+        "TournamentInterrupted",
+        "TournamentStart",
         "play_match",
         "play_match_async",
         "play_tournament",
         "play_tournament_async",
+        "verify_tournament",
     ),
-    "referee.clock": ("TimeControl", "TimeControlError"),
-    "referee.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
-    "referee.engine_api": ("Engine",),
-    "referee.preflight": ("EngineNotReady",),
-    "referee.sandbox": ("SandboxError", "SandboxMode"),
-    "referee.stats": ("EloInterval", "MeanInterval", "PairStats"),
-    "referee.store": ("StoreError",),
-    "referee.tournament": (
-        "ConfigError",
-        "EngineEntry",
-        "TournamentConfig",
-        "TournamentStandings",
-        "load_config",
-    ),
+    "referee.engines.clock": ("TimeControl", "TimeControlError"),
+    "referee.engines.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
+    "referee.engines.engine_api": ("Engine",),
+    "referee.errors": ("RefereeError", "ReportError"),
+    "referee.engines.preflight": ("EngineNotReady",),
+    "referee.engines.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
+    "referee.results.store": ("StoreError",),
+    "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
+    "referee.scheduling.standings": ("TournamentStandings",),
 }
 __all__ = [
     "ConfigError",
@@ -77,9 +79,13 @@ __all__ = [
     "EngineSpecError",
     "EngineStanding",
     "GameOutcome",
+    "MatchInterrupted",
     "MatchResult",
+    "MatchStart",
     "MeanInterval",
     "PairStats",
+    "RefereeError",
+    "ReportError",
     "SandboxError",
     "SandboxMode",
     "SprtResult",
@@ -87,12 +93,15 @@ __all__ = [
     "TimeControl",
     "TimeControlError",
     "TournamentConfig",
+    "TournamentInterrupted",
     "TournamentStandings",
+    "TournamentStart",
     "load_config",
     "play_match",
     "play_match_async",
     "play_tournament",
     "play_tournament_async",
+    "verify_tournament",
 ]
 
 

@@ -1,22 +1,36 @@
 """Matches and tournaments from Python: what ``ginref match`` and ``ginref tournament`` do,
 as functions that return results instead of printing them.
 
-``play_match`` takes the same choices as ``ginref match`` (engines by built-in name or command
-line, the variant and rules, games, seed, clock, duplicate deals, a record file, the sandbox),
-runs the same code (``referee.match``: the check of every engine before game 1, the pool of
-workers, the record written game by game) and returns a frozen `MatchResult`: every game's
-outcome, each engine's standing, the Elo difference with its interval, points per hand, and
-``to_json()``, which is exactly what ``ginref match --json`` prints for the same match, built
-by the same function. ``play_tournament`` runs a tournament config (a `TournamentConfig`, a
-TOML file, or a table of the same shape) and returns its standings, stored as ``ginref
-tournament`` stores them, so that the command line can resume or verify it.
+This is the one way through: ``ginref match`` and ``ginref tournament`` only read their options,
+call `play_match` and `play_tournament`, and print what the hooks and the results say. So each
+option of the command line is a parameter here (the sandbox's limits, network and readable
+paths, a Dask cluster, the HTML report, the live page...), and the same arguments give the same
+records and standings from either.
+
+``play_match`` takes the engines (by built-in name, command line or `EngineSpec`), the variant
+and rules, games, seed, clock, duplicate deals, a record file, the sandbox, and runs
+``referee.scheduling.match`` (the check of every engine before game 1, the pool of workers, the
+record written game by game); it returns a frozen `MatchResult`: every game's outcome, each engine's
+standing, the Elo difference with its interval, points per hand, and ``to_json()``, which is
+exactly what ``ginref match --json`` prints for the same match, built by the same function.
+``play_tournament`` runs a tournament config (a `TournamentConfig`, a TOML file, a table of the
+same shape, or the settings stored by an earlier run, to resume) and returns its standings,
+stored as ``ginref tournament`` stores them, so that the command line can resume or verify it.
+
+Hooks: ``on_start`` is called once the engines are checked, just before game 1, with what is
+about to be played; ``on_game`` with each game as it finishes, in order; ``on_warning`` with
+each warning line (the sandbox's, the CPU affinity's; default: the ``logging`` module);
+``stop`` is asked as the games begin and between games, and once it says True no new game
+starts.
 
 Nothing here prints. Mistakes in the arguments raise ``ValueError`` (``RulesError``,
-``TimeControlError``, ``EngineSpecError``, ``ConfigError`` are kinds of it); an engine that
-fails its check before game 1 raises `EngineNotReady`; a sandbox required where it cannot run
-raises `SandboxError`; a file of the referee's own that cannot be written raises ``OSError``
-naming it. An engine that misbehaves during a game is not an exception: it forfeits that game,
-and the ruling is in the game's outcome (`GameOutcome.fault`).
+``TimeControlError``, ``EngineSpecError``, ``ConfigError`` are kinds of it); what the referee
+cannot do raises a `RefereeError` (``referee.errors``): an engine that fails its check before
+game 1, a sandbox required where it cannot run, a store that holds another tournament, a
+cluster that cannot be reached, a file of its own that cannot be made. A file of the referee's
+own that cannot be written once the games are under way raises ``OSError`` naming it. An engine
+that misbehaves during a game is not an exception: it forfeits that game, and the ruling is in
+the game's outcome (`GameOutcome.fault`).
 
 The ``*_async`` flavours run the same function in a worker thread (``asyncio.to_thread``), so
 that a notebook's event loop stays free; cancelling one does not stop the games under way.
@@ -38,54 +52,68 @@ from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
-from referee.clock import DEFAULT_MARGIN, TimeControl
-from referee.engine import EngineSpec
-from referee.engine_api import OptionValue, option_pairs, option_text
-from referee.match import (
+from referee.defaults import FOLDER_FILES
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.engine import EngineSpec
+from referee.engines.engine_api import OptionValue, option_pairs, option_text
+from referee.engines.outputs import (
+    check_folder,
+    check_outputs,
+    remove_if_empty,
+    reserve_paths,
+    sandboxed,
+)
+from referee.engines.preflight import preflight
+from referee.engines.sandbox import Limits, SandboxMode, start_warnings
+from referee.errors import CannotServe, OutputError, ReportError
+from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.scheduling.config import ConfigError, TournamentConfig, build_config, load_config
+from referee.scheduling.match import (
+    JobRunner,
     MatchConfig,
     Played,
     engine_names,
     match_json,
     random_seed,
+    run_jobs,
     run_match,
     sprt_json,
 )
-from referee.outputs import check_folder, check_outputs, remove_if_empty, reserve_paths, sandboxed
-from referee.preflight import EngineNotReady, preflight
-from referee.sandbox import SandboxMode, start_warnings
-from referee.stats import SPRT, EloInterval, MeanInterval, PairStats
-from referee.store import DirectoryLock, Store
-from referee.tournament import (
-    FOLDER_FILES,
-    ConfigError,
-    JobContext,
-    LocalBackend,
-    TournamentConfig,
-    TournamentStandings,
-    build_config,
-    cpu_plan,
-    load_config,
-    open_tournament,
-    run_tournament,
-)
+from referee.scheduling.match import MatchInterrupted as _Interrupted
+from referee.scheduling.match import MatchResult as _Result
+from referee.scheduling.match import cpu_plan as match_cpu_plan
 
+# The store (SQLite) and the tournament machinery are imported by play_tournament: a match
+# needs neither.
 if TYPE_CHECKING:
-    from referee.tournament import Backend
+    from ginproto.record import GameRecord
+    from referee.results.integrity import StoreReport
+    from referee.results.report import Standings
+    from referee.results.store import GameResult, Scheduled, Store
+    from referee.scheduling.backends import Backend, JobContext
+    from referee.scheduling.standings import TournamentStandings
+    from referee.views.live import Address
+    from referee.views.live_page import LivePage
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "EngineStanding",
     "GameOutcome",
+    "MatchInterrupted",
     "MatchResult",
+    "MatchStart",
     "SprtResult",
+    "TournamentInterrupted",
+    "TournamentStart",
     "play_match",
     "play_match_async",
     "play_tournament",
     "play_tournament_async",
+    "verify_tournament",
 ]
 
-
+Warn = Callable[[str], None]
 @dataclass(frozen=True, slots=True)
 class GameOutcome:
     """One finished game of a match. Engines are numbered by their place in ``engines`` (from
@@ -179,6 +207,62 @@ class MatchResult:
         return copy.deepcopy(dict(self._json))
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart:
+    """What a match is about to play, its engines checked: ``play_match``'s ``on_start``."""
+
+    names: tuple[str, ...]
+    """Each engine's name, as shown (`MatchResult.names`)."""
+    variant: Variant
+    games: int
+    duplicate: bool
+    seed: int | str
+    control: TimeControl
+    cluster: str | None
+    """The Dask cluster the games are played on, described; None for local workers."""
+
+
+class MatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `play_match`: ``result`` holds the games finished before it (each one
+    recorded whole; the games in progress are dropped), or None before game 1 was under way."""
+
+    def __init__(self, result: MatchResult | None) -> None:
+        super().__init__()
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentStart:
+    """What a tournament is about to play: ``play_tournament``'s ``on_start``, called with
+    the store open, before the games (and, on resume, before its engines are checked)."""
+
+    directory: str
+    resumed: bool
+    played: int
+    """Games already stored (from an earlier run)."""
+    scheduled: int
+    names: tuple[str, ...]
+    config: TournamentConfig
+    """The settings in force: the config's, the overrides', and a seed."""
+    cluster: str | None
+    """The Dask cluster the games are played on, described; None for local workers."""
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the games of `play_tournament`: the games in progress are lost (played
+    again on resume); ``standings`` are those of the games stored. ``report_error`` is the
+    `ReportError` of an HTML report that could not be written, if one was asked for."""
+
+    def __init__(
+        self, standings: TournamentStandings, report_error: ReportError | None = None
+    ) -> None:
+        super().__init__()
+        self.standings = standings
+        self.report_error = report_error
+
+
 def play_match(
     engines: Sequence[str | EngineSpec],
     *,
@@ -193,13 +277,25 @@ def play_match(
     move_timeout: float = 10.0,
     startup_timeout: float = 10.0,
     time_margin: float = DEFAULT_MARGIN,
-    options: Mapping[str, OptionValue] | None = None,
+    options: Mapping[str, OptionValue] | Sequence[Mapping[str, OptionValue]] | None = None,
+    env: Mapping[str, str] | Sequence[Mapping[str, str]] | None = None,
+    names: Sequence[str | None] | None = None,
     sprt: tuple[float, float, float, float] | None = None,
     sandbox: str | SandboxMode = SandboxMode.AUTO,
+    limits: Limits | Mapping[str, OptionValue] | Sequence[Limits] | None = None,
+    network: bool = False,
+    read: Sequence[str | os.PathLike[str]] = (),
+    affinity: bool = False,
     debug_log: str | os.PathLike[str] | None = None,
     stderr_dir: str | os.PathLike[str] | None = None,
+    dask: str | None = None,
+    html: str | os.PathLike[str] | None = None,
+    serve: Address | LivePage | None = None,
     event: str = "ginref match",
+    on_start: Callable[[MatchStart], None] | None = None,
     on_game: Callable[[GameOutcome], None] | None = None,
+    on_warning: Warn | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> MatchResult:
     """Play a match between two engines (three for the three-player game), as ``ginref
     match`` does, and return its result.
@@ -209,68 +305,596 @@ def play_match(
     or `EngineSpec` objects (``EngineSpec.parse("random", name="R", options=(("Seed", "7"),))``
     for a name or options of its own). ``rules``: a `Rules`, or rule options by name
     (``{"gin_bonus": 20}``) on top of ``variant`` (default: standard, or threehanded for three
-    engines). ``tc``: the game clock, ``"BASE+INC"`` in seconds or ``"inf"``. ``options`` are
-    set on every engine (``-o NAME=VALUE``). ``seed``: default a random one (in the result).
-    ``record``: append each finished game's record to this file. ``sandbox``: ``"auto"``,
-    ``"require"`` or ``"off"``. ``on_game`` is called with each game as it finishes, in order.
+    engines). ``tc``: the game clock, ``"BASE+INC"`` in seconds or ``"inf"``. ``options`` and
+    ``env`` are set on every engine (``-o NAME=VALUE``, ``--env NAME=VALUE``), or given one
+    mapping per engine; ``names`` shows engine ``i`` under ``names[i]`` (None: its own name).
+    ``seed``: default a random one (in the result). ``record``: append each finished game's
+    record to this file. ``sandbox``: ``"auto"``, ``"require"`` or ``"off"``; ``limits``
+    (`Limits`, or ``{"memory": "1G"}``; one for all, or a sequence of `Limits` per engine),
+    ``network`` and ``read`` (paths every engine may read) shape it. ``affinity`` pins each
+    game's engines to CPUs of their own. ``dask``: a scheduler's address, or ``"local:N"``.
+    ``html``: write the match report there at the end. ``serve``: a live page of the match
+    (an `Address`, served for the length of the call, or a `LivePage` the caller keeps open).
+    The hooks are the module's (``on_start``, ``on_game``, ``on_warning``, ``stop``).
+    Ctrl-C raises `MatchInterrupted`, with the games finished before it.
     """
-    if len(engines) not in (2, 3):
+    count = len(engines)
+    _check_match(count, games, concurrency, sprt, dask, debug_log, affinity)
+    the_rules = _rules(variant, rules, count)
+    control = (
+        tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout, time_margin)
+    )
+    mode = SandboxMode(sandbox)
+    specs = _specs(engines, options, env, names)
+    engine_limits = _engine_limits(limits, count)
+    warn = on_warning or _log_warning
+    page, own_page = _page(serve)
+    for line in start_warnings(mode):  # SandboxError for "require" where it cannot run
+        warn(line)
+    files = [_path(record), _path(debug_log)]
+    folders = [_path(stderr_dir)]
+    check_outputs(files, folders)  # UnsafeOutput (an OSError) before anything
+    made = [p for p in files if p and not os.path.lexists(p)]  # removed if no game is played
+    readable = [os.fspath(p) for p in read]
+    with ExitStack() as stack:
+        if own_page:
+            stack.callback(page.close)
+        runner: JobRunner = run_jobs
+        cluster = None
+        try:
+            try:
+                specs = sandboxed(
+                    specs, mode, engine_limits, network, files, folders, readable
+                )
+            except OSError as exc:
+                raise OutputError.cannot_write(exc) from None
+            if page is not None:
+                page.open(event, "match")
+            if dask is not None:
+                from referee.cluster.backend import DaskCluster
+
+                cluster = stack.enter_context(DaskCluster(dask))
+                ids = cluster.check_engines(specs, control, startup_timeout)
+                specs = _named_on_cluster(ids, specs)
+                runner = cluster.run_jobs
+            config = MatchConfig(
+                engines=specs,
+                rules=the_rules,
+                games=games,
+                seed=random_seed() if seed is None else seed,
+                control=control,
+                duplicate=duplicate,
+                concurrency=concurrency,
+                startup_timeout=startup_timeout,
+                record=files[0],
+                debug_log=files[1],
+                stderr_dir=folders[0],
+                sprt=sprt,
+                event=event,
+                affinity=affinity,
+            )
+            _warn_affinity(match_cpu_plan(config), warn)
+            display = engine_names(config, check=cluster is None)
+        except KeyboardInterrupt:
+            remove_if_empty(made)
+            raise MatchInterrupted(None) from None
+        except BaseException:
+            remove_if_empty(made)
+            raise
+        return _play_match(
+            config, display, runner, page, cluster is None, made, _path(html),
+            None if cluster is None else cluster.describe(), on_start, on_game, stop,
+        )
+
+
+def _check_match(
+    count: int,
+    games: int,
+    concurrency: int,
+    sprt: tuple[float, float, float, float] | None,
+    dask: str | None,
+    debug_log: str | os.PathLike[str] | None,
+    affinity: bool,
+) -> None:
+    """`play_match`'s ``ValueError`` for arguments that cannot be used together."""
+    if count not in (2, 3):
         raise ValueError("give two engines (or three for the three-player game)")
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    the_rules = _rules(variant, rules, len(engines))
-    control = (
-        tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout, time_margin)
-    )
     if sprt is not None:
-        if len(engines) != 2:
+        if count != 2:
             raise ValueError("the SPRT compares two engines")
         SPRT(*sprt)  # ValueError for bounds it cannot use
-    mode = SandboxMode(sandbox)
-    specs = tuple(_spec(e, options) for e in engines)
-    for line in start_warnings(mode):  # SandboxError for "require" where it cannot run
-        log.warning("%s", line)
-    files = [_path(record), _path(debug_log)]
-    check_outputs(files, [_path(stderr_dir)])  # UnsafeOutput (an OSError) before anything
-    made = [p for p in files if p and not os.path.lexists(p)]
-    specs = sandboxed(specs, mode, files=files, folders=[_path(stderr_dir)])
-    config = MatchConfig(
-        engines=specs,
-        rules=the_rules,
-        games=games,
-        seed=random_seed() if seed is None else seed,
-        control=control,
-        duplicate=duplicate,
-        concurrency=concurrency,
-        startup_timeout=startup_timeout,
-        record=files[0],
-        debug_log=files[1],
-        stderr_dir=_path(stderr_dir),
-        sprt=sprt,
-        event=event,
-    )
-    try:
-        names = engine_names(config)
-    except EngineNotReady:
-        remove_if_empty(made)
-        raise
-    outcomes: list[GameOutcome] = []
+    if dask is not None and debug_log is not None:
+        raise ValueError("debug_log is not available with dask: the engines run on the workers")
+    if dask is not None and affinity:
+        raise ValueError("affinity pins the engines of local games; it does not go with dask")
 
-    def finished(done: Played, _: object) -> None:
+
+def _play_match(
+    config: MatchConfig,
+    display: list[str],
+    runner: JobRunner,
+    page: LivePage | None,
+    local: bool,
+    made: list[str],
+    html: str | None,
+    where: str | None,
+    on_start: Callable[[MatchStart], None] | None,
+    on_game: Callable[[GameOutcome], None] | None,
+    stop: Callable[[], bool] | None,
+) -> MatchResult:
+    """The games of `play_match`, its engines checked and named."""
+    from ginproto.record import record_from_log
+
+    shown = None
+    if page is not None:
+        from referee.views.live import feed_match
+
+        page.state.title = f"{' vs '.join(display)}: {config.rules.variant}, seed {config.seed}"
+        shown = feed_match(page.state, display, config.games, config.sprt, config.event)
+        if local:
+            runner = page.watching(runner, display)
+    if on_start is not None:
+        on_start(
+            MatchStart(
+                tuple(display), config.rules.variant, config.games, config.duplicate,
+                config.seed, config.control, where,
+            )
+        )
+    outcomes: list[GameOutcome] = []
+    records: list[GameRecord] = []
+
+    def finished(done: Played, standings: Standings) -> None:
+        if shown is not None:
+            shown(done, standings)
         outcomes.append(_outcome(done))
+        if html is not None:
+            records.append(
+                record_from_log(
+                    done.log, done.engines, event=config.event,
+                    extra=[("Game", str(done.job.index + 1))],
+                )
+            )
         if on_game is not None:
             on_game(outcomes[-1])
 
-    result = run_match(config, names, finished)
+    try:
+        result = run_match(config, display, finished, runner, stop)
+    except _Interrupted as exc:
+        remove_if_empty(made)
+        if html is not None and records:
+            _match_report(records, html, display, config)
+        raise MatchInterrupted(_match_result(config, display, exc.result, outcomes)) from None
+    except KeyboardInterrupt:  # before the first game started
+        remove_if_empty(made)
+        raise MatchInterrupted(None) from None
+    public = _match_result(config, display, result, outcomes)
+    failed: ReportError | None = None
+    if html is not None:
+        try:
+            _match_report(records, html, display, config)
+        except ReportError as exc:
+            failed = ReportError(str(exc), public)
+    if page is not None:
+        page.over(
+            f"stopped early after {result.played} of {config.games} games"
+            if result.stopped_early
+            else f"complete: {result.played} of {config.games} games"
+        )
+    if failed is not None:
+        raise failed
+    return public
+
+
+def play_tournament(
+    config: TournamentConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    *,
+    output: str | os.PathLike[str] | None = None,
+    resume: bool | str | os.PathLike[str] = False,
+    stderr_dir: str | os.PathLike[str] | None = None,
+    format: str | None = None,  # the config's key, and ginref's option
+    variant: str | Variant | None = None,
+    rules: Mapping[str, OptionValue] | None = None,
+    games: int | None = None,
+    seed: int | str | None = None,
+    duplicate: bool | None = None,
+    concurrency: int | None = None,
+    tc: str | None = None,
+    move_timeout: float | None = None,
+    startup_timeout: float | None = None,
+    time_margin: float | None = None,
+    event: str | None = None,
+    dask: str | None = None,
+    sandbox: str | SandboxMode | None = None,
+    affinity: bool | None = None,
+    html: str | os.PathLike[str] | None = None,
+    serve: Address | LivePage | None = None,
+    on_start: Callable[[TournamentStart], None] | None = None,
+    on_game: Callable[[Scheduled, GameResult], None] | None = None,
+    on_warning: Warn | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> TournamentStandings:
+    """Play a tournament (round-robin or gauntlet) and return its standings, as ``ginref
+    tournament`` does.
+
+    ``config``: a `TournamentConfig`, the path of a TOML file as ``ginref tournament`` reads
+    it, or a table of the same shape (``{"games": 2, "engines": [{"name": "S", "command":
+    "simple"}, ...]}``; its relative paths are from the current directory); None to resume
+    from the settings stored. The store and the records go to ``output``, else the config's
+    ``output``. ``resume``: continue the tournament stored there (True), or in the folder
+    given (the same settings; the stored seed when the config has none). A seed the config
+    leaves out is chosen at random and stored. The keywords from ``format`` to ``affinity``
+    override the config's settings of the same name (not with a `TournamentConfig`, which is
+    used as it is). ``html``: write the report there at the end. ``serve``: a live page (an
+    `Address`, or a `LivePage` the caller keeps open). ``on_game`` is called with each
+    game's schedule entry and result; the other hooks are the module's. When ``stop`` ends
+    the run early, the standings are those of the games stored (``standings.played`` of
+    ``standings.scheduled``); resume to play the rest.
+
+    Raises ``ConfigError`` for a config that cannot be used, ``StoreError`` for an output
+    folder that holds another tournament (or, on resume, none, or other settings),
+    `EngineNotReady` when an engine fails its check before game 1, `TournamentInterrupted`
+    for Ctrl-C during the games, ``OSError`` for files.
+    """
+    overrides = {
+        key: value
+        for key, value in {
+            "format": format,
+            "variant": None if variant is None else str(variant),
+            "rules": dict(rules) if rules else None,
+            "games": games,
+            "seed": seed,
+            "duplicate": duplicate,
+            "concurrency": concurrency,
+            "tc": tc,
+            "move_timeout": move_timeout,
+            "startup_timeout": startup_timeout,
+            "time_margin": time_margin,
+            "event": event,
+            "dask": dask,
+            "sandbox": None if sandbox is None else SandboxMode(sandbox),
+            "affinity": affinity,
+        }.items()
+        if value is not None
+    }
+    resuming = resume is not False
+    cfg, directory, source = _tournament_config(config, output, resume, overrides)
+    warn = on_warning or _log_warning
+    for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
+        warn(line)
+    from referee.results.store import DirectoryLock
+    from referee.scheduling.backends import JobContext, cpu_plan
+    from referee.scheduling.tournament import open_tournament
+
+    _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
+    errors = _path(stderr_dir)
+    check_outputs(folders=[errors])  # UnsafeOutput (an OSError) before anything is made
+    page, own_page = _page(serve)
+    with ExitStack() as stack:
+        if own_page:
+            stack.callback(page.close)
+        if page is not None:
+            page.open(cfg.event, "tournament")
+        try:
+            os.makedirs(directory, exist_ok=True)
+            if errors:
+                os.makedirs(errors, exist_ok=True)
+            lock = DirectoryLock(directory)
+            lock.acquire()  # StoreBusy while another run plays there
+        except OSError as exc:
+            raise OutputError(str(exc)) from None
+        try:
+            if not resuming and cfg.dask is None:
+                # before the store is created: a new run is not started at all
+                preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
+            # No sandboxed engine sees the store, the records, the config or the stderr files.
+            try:
+                hidden = reserve_paths([source], [directory, errors])
+            except OSError as exc:
+                raise OutputError.cannot_write(exc) from None
+            watch = None if page is None or cfg.dask is not None else page.watch(cfg.names)
+            backend, where = _backend(cfg, JobContext.of(cfg, errors, hidden), stack, watch)
+            with open_tournament(cfg, directory, resuming) as store:
+                return _play_tournament(
+                    store, cfg, backend, directory, resuming, where, page, _path(html),
+                    on_start, on_game, stop,
+                )
+        finally:
+            lock.release()
+
+
+def _play_tournament(
+    store: Store,
+    cfg: TournamentConfig,
+    backend: Backend,
+    directory: str,
+    resuming: bool,
+    where: str | None,
+    page: LivePage | None,
+    html: str | None,
+    on_start: Callable[[TournamentStart], None] | None,
+    on_game: Callable[[Scheduled, GameResult], None] | None,
+    stop: Callable[[], bool] | None,
+) -> TournamentStandings:
+    """The games of `play_tournament`, in its open store."""
+    from referee.scheduling.standings import TournamentStandings
+    from referee.scheduling.tournament import run_tournament
+
+    names = store.names
+    done, total = store.counts()
+    if on_start is not None:
+        on_start(TournamentStart(directory, resuming, done, total, tuple(names), cfg, where))
+    if resuming and done < total and cfg.dask is None:
+        preflight(cfg.specs(), cfg.control, cfg.startup_timeout)  # a cluster's were checked
+    shown = None
+    if page is not None:
+        from referee.views.live import feed_tournament
+
+        shown = feed_tournament(page.state, store)
+
+    def finished(game: Scheduled, result: GameResult) -> None:
+        if shown is not None:
+            shown(game, result)
+        if on_game is not None:
+            on_game(game, result)
+
+    lost = False  # Ctrl-C during the games: those in progress are dropped
+    halt = stop or _never
+    halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
+    try:
+        run_tournament(store, cfg, backend, finished, stop=halt)
+    except KeyboardInterrupt:
+        lost = True
+    standings = TournamentStandings.from_store(store)
+    done, total = standings.played, standings.scheduled
+    if page is not None:
+        page.over(f"complete: {done} of {total} games" if done == total else "stopped")
+    halted = lost or (stop is not None and stop())
+    failed: ReportError | None = None
+    if html is not None and not (halted and done < total and not done):
+        try:
+            _tournament_report(directory, cfg, list(names), html)
+        except ReportError as exc:
+            failed = ReportError(str(exc), standings)
+    if lost:
+        raise TournamentInterrupted(standings, failed)
+    if failed is not None:
+        raise failed
+    return standings
+
+
+def _tournament_config(
+    config: TournamentConfig | str | os.PathLike[str] | Mapping[str, Any] | None,
+    output: str | os.PathLike[str] | None,
+    resume: bool | str | os.PathLike[str],
+    overrides: dict[str, Any],
+) -> tuple[TournamentConfig, str, str | None]:
+    """`play_tournament`'s config (with its seed), the folder its results go to, and the
+    config file to hide from the engines (if it came from one)."""
+    resuming = resume is not False
+    directory = (
+        os.fspath(resume) if isinstance(resume, str | os.PathLike) else _path(output)
+    )
+    stored: dict[str, Any] | None = None
+    if resuming and directory is not None:
+        stored = _stored(directory)
+    source: str | None = None
+    if isinstance(config, TournamentConfig):
+        if overrides:
+            raise ValueError(
+                f"give {', '.join(overrides)} in the TournamentConfig itself, not as overrides"
+            )
+        cfg = config
+    elif isinstance(config, str | os.PathLike):
+        source = os.fspath(config)
+        cfg = load_config(source, overrides)
+    elif config is None:
+        if stored is None:
+            raise ValueError("give a config, or resume= the folder of a stored tournament")
+        cfg = build_config(stored, None, f"{directory}: ", overrides)
+    else:
+        cfg = build_config(config, None, "", overrides)
+    from_config = directory is None
+    if directory is None:
+        directory = cfg.output
+    if directory is None:
+        raise NoOutput("say where the results go: output in the config, or output=DIR")
+    if resuming and stored is None:
+        stored = _stored(directory)
+    if from_config:  # the config's output: checked as an output given here is
+        try:
+            check_folder(directory, FOLDER_FILES)
+        except OSError as exc:
+            raise OutputError(f"cannot use the config's output: {exc}") from None
+    if cfg.seed is None:
+        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
+    return cfg, directory, source
+
+
+def verify_tournament(directory: str | os.PathLike[str]) -> StoreReport:
+    """Check every game stored in ``directory`` against its record, as ``ginref tournament
+    --verify`` does: the report lists the games whose stored result differs."""
+    from referee.results.store import Store
+    from referee.scheduling.tournament import verify_tournament as verify
+
+    with Store.open(os.fspath(directory)) as store:
+        return verify(store)
+
+
+class NoOutput(ConfigError):
+    """Neither the call nor the config says where a tournament's results go."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _in_thread(function: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``function`` as a coroutine that runs it in a worker thread."""
+
+    @functools.wraps(function)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    run.__doc__ = f"`{function.__name__}` in a worker thread, for an event loop."
+    return run
+
+
+play_match_async = _in_thread(play_match)
+play_tournament_async = _in_thread(play_tournament)
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _path(path: str | os.PathLike[str] | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def _never() -> bool:
+    return False
+
+
+def _log_warning(line: str) -> None:
+    log.warning("%s", line)
+
+
+def _warn_affinity(plan: Any, warn: Warn) -> None:
+    """The CPU plan's warning, when the games played at once must share CPUs."""
+    line = plan.warning() if plan is not None else None
+    if line is not None:
+        warn(line)
+
+
+def _per_engine(value: Any, count: int, what: str) -> list[Any]:
+    """``value`` for each of ``count`` engines: one for all (a mapping, a `Limits`), or a
+    sequence of one per engine."""
+    if value is None or isinstance(value, Mapping | Limits):
+        return [value] * count
+    items = list(value)
+    if len(items) != count:
+        raise ValueError(f"{what}: give one for all engines, or one per engine ({count})")
+    return items
+
+
+def _specs(
+    engines: Sequence[str | EngineSpec],
+    options: Mapping[str, OptionValue] | Sequence[Mapping[str, OptionValue]] | None,
+    env: Mapping[str, str] | Sequence[Mapping[str, str]] | None,
+    names: Sequence[str | None] | None,
+) -> tuple[EngineSpec, ...]:
+    count = len(engines)
+    each_options = _per_engine(options, count, "options")
+    each_env = _per_engine(env, count, "env")
+    each_name = [None] * count if names is None else _per_engine(names, count, "names")
+    specs = []
+    for engine, opts, variables, name in zip(
+        engines, each_options, each_env, each_name, strict=True
+    ):
+        spec = engine if isinstance(engine, EngineSpec) else EngineSpec.parse(engine)
+        if opts:
+            spec = replace(spec, options=spec.options + option_pairs(opts))
+        if variables:
+            spec = replace(spec, env=spec.env + tuple((k, str(v)) for k, v in variables.items()))
+        if name is not None:
+            spec = replace(spec, name=name)
+        specs.append(spec)
+    return tuple(specs)
+
+
+def _engine_limits(
+    limits: Limits | Mapping[str, OptionValue] | Sequence[Limits] | None, count: int
+) -> list[Limits] | None:
+    """Each engine's sandbox limits (None: the defaults)."""
+    if limits is None:
+        return None
+    return [
+        item if isinstance(item, Limits) else Limits().updated(item)
+        for item in _per_engine(limits, count, "limits")
+    ]
+
+
+def _page(serve: Address | LivePage | None) -> tuple[Any, bool]:
+    """The live page to feed, and whether it is this call's own (closed when it returns)."""
+    if serve is None:
+        return None, False
+    from referee.views.live import Address, web_missing
+    from referee.views.live_page import LivePage
+
+    missing = web_missing()
+    if missing is not None:
+        raise CannotServe(missing)
+    if isinstance(serve, Address):
+        return LivePage(serve), True
+    return serve, False
+
+
+def _rules(
+    variant: str | Variant | None,
+    rules: Rules | Mapping[str, OptionValue] | None,
+    engines: int,
+) -> Rules:
+    """The rules of a match, checked to fit the protocol and the number of engines."""
+    if isinstance(rules, Rules):
+        if variant is not None and Variant(variant) is not rules.variant:
+            raise ValueError(f"variant {variant} contradicts the rules' {rules.variant}")
+        chosen = rules
+    else:
+        name = variant if variant is not None else ("threehanded" if engines == 3 else "standard")
+        params = {"variant": str(name), **{k: option_text(v) for k, v in (rules or {}).items()}}
+        chosen = Rules.from_params(params)
+    check_rules_fit(chosen)
+    if chosen.players != engines:
+        raise ValueError(
+            f"{chosen.variant} is played by {chosen.players} engines, but {engines} were given"
+        )
+    return chosen
+
+
+def _named_on_cluster(
+    ids: Sequence[str | None], specs: Sequence[EngineSpec]
+) -> tuple[EngineSpec, ...]:
+    """Each engine named as it names itself on the cluster's workers (it may not even exist
+    here), unless it was given a name."""
+    return tuple(replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs))
+
+
+def _outcome(done: Played) -> GameOutcome:
+    lineup = done.job.lineup
+    game = done.log.game
+    assert game.end is not None, "a played game is over"
+
+    def by_engine(scores: Sequence[int]) -> tuple[int, ...]:
+        out = [0] * len(lineup)
+        for player, score in enumerate(scores):
+            out[lineup[player]] = score
+        return tuple(out)
+
+    return GameOutcome(
+        number=done.job.index + 1,
+        key=done.job.key,
+        engines=lineup,
+        winner=None if game.winner is None else lineup[game.winner],
+        end=game.end,
+        hands=len(game.entries),
+        scores=tuple(by_engine(game.final_scores(c)) for c in range(len(game.totals))),
+        fault=done.log.fault,
+    )
+
+
+def _match_result(
+    config: MatchConfig, names: Sequence[str], result: _Result, outcomes: Sequence[GameOutcome]
+) -> MatchResult:
     standings = result.standings
     two = standings.head_to_head() if len(names) == 2 else {}
     pairs = standings.pairs() if len(names) == 2 else None
     sprt_state = sprt_json(result.sprt)
     return MatchResult(
         names=tuple(names),
-        variant=the_rules.variant,
+        variant=config.rules.variant,
         seed=config.seed,
         games=tuple(outcomes),
         standings=tuple(
@@ -308,156 +932,76 @@ def play_match(
     )
 
 
-def play_tournament(
-    config: TournamentConfig | str | os.PathLike[str] | Mapping[str, Any],
-    *,
-    output: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    stderr_dir: str | os.PathLike[str] | None = None,
-) -> TournamentStandings:
-    """Play a tournament (round-robin or gauntlet) and return its standings, as ``ginref
-    tournament`` does.
+def _report(write: Callable[[], object], out: str) -> None:
+    """Write an HTML report; a failure is a `ReportError` naming the file."""
+    from ginproto.record import RecordError
 
-    ``config``: a `TournamentConfig`, the path of a TOML file as ``ginref tournament`` reads
-    it, or a table of the same shape (``{"games": 2, "engines": [{"name": "S", "command":
-    "simple"}, ...]}``; its relative paths are from the current directory). The store and
-    the records go to ``output``, else the config's ``output``. ``resume``: continue the
-    tournament stored there (the same settings; the stored seed when the config has none).
-    A seed the config leaves out is chosen at random and stored.
-
-    Raises ``ConfigError`` for a config that cannot be used, ``StoreError`` for an output
-    folder that holds another tournament (or, on resume, none, or other settings),
-    `EngineNotReady` when an engine fails its check before game 1, ``OSError`` for files.
-    """
-    source: str | None = None
-    if isinstance(config, TournamentConfig):
-        cfg = config
-    elif isinstance(config, str | os.PathLike):
-        source = os.fspath(config)
-        cfg = load_config(source)
-    else:
-        cfg = build_config(config)
-    out = os.fspath(output) if output is not None else cfg.output
-    if out is None:
-        raise ConfigError("say where the results go: output in the config, or output=DIR")
-    stored_seed = None
-    if resume:
-        with Store.open(out) as old:
-            stored_seed = old.settings["seed"]
-    if cfg.seed is None:
-        cfg = replace(cfg, seed=stored_seed if stored_seed is not None else random_seed())
-    for line in start_warnings(cfg.sandbox):
-        log.warning("%s", line)
-    plan = cpu_plan(cfg)  # affinity = true in the config
-    if plan is not None and plan.warning() is not None:
-        log.warning("%s", plan.warning())
-    errors = _path(stderr_dir)
-    check_folder(out, FOLDER_FILES)  # UnsafeOutput (an OSError) before anything is made
-    check_outputs(folders=[errors])
-    os.makedirs(out, exist_ok=True)
-    lock = DirectoryLock(out)
-    lock.acquire()
     try:
-        if not resume and cfg.dask is None:
-            preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
-        hidden = reserve_paths([source], [out, errors])
-        with ExitStack() as stack:
-            backend = _backend(cfg, JobContext.of(cfg, errors, hidden), stack)
-            with open_tournament(cfg, out, resume) as store:
-                if resume and cfg.dask is None and store.counts()[0] < store.counts()[1]:
-                    preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
-                run_tournament(store, cfg, backend)
-                return TournamentStandings.from_store(store)
-    finally:
-        lock.release()
+        write()
+    except OSError as exc:
+        raise ReportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise ReportError(f"cannot write {out}: {exc}") from None
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
+def _match_report(
+    records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
+) -> None:
+    from referee.views.html.report import (
+        write_match_report,  # the page's assets load only when asked
+    )
 
-
-def _in_thread(function: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """``function`` as a coroutine that runs it in a worker thread."""
-
-    @functools.wraps(function)
-    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(function, *args, **kwargs)
-
-    run.__doc__ = f"`{function.__name__}` in a worker thread, for an event loop."
-    return run
-
-
-play_match_async = _in_thread(play_match)
-play_tournament_async = _in_thread(play_tournament)
-
-
-# ------------------------------------------------------------------------------------------
-
-
-def _path(path: str | os.PathLike[str] | None) -> str | None:
-    return None if path is None else os.fspath(path)
-
-
-def _spec(engine: str | EngineSpec, options: Mapping[str, OptionValue] | None) -> EngineSpec:
-    spec = engine if isinstance(engine, EngineSpec) else EngineSpec.parse(engine)
-    if options:
-        spec = replace(spec, options=spec.options + option_pairs(options))
-    return spec
-
-
-def _rules(
-    variant: str | Variant | None,
-    rules: Rules | Mapping[str, OptionValue] | None,
-    engines: int,
-) -> Rules:
-    """The rules of a match, checked to fit the protocol and the number of engines."""
-    if isinstance(rules, Rules):
-        if variant is not None and Variant(variant) is not rules.variant:
-            raise ValueError(f"variant {variant} contradicts the rules' {rules.variant}")
-        chosen = rules
-    else:
-        name = variant if variant is not None else ("threehanded" if engines == 3 else "standard")
-        params = {"variant": str(name), **{k: option_text(v) for k, v in (rules or {}).items()}}
-        chosen = Rules.from_params(params)
-    check_rules_fit(chosen)
-    if chosen.players != engines:
-        raise ValueError(
-            f"{chosen.variant} is played by {chosen.players} engines, but {engines} were given"
-        )
-    return chosen
-
-
-def _outcome(done: Played) -> GameOutcome:
-    lineup = done.job.lineup
-    game = done.log.game
-    assert game.end is not None, "a played game is over"
-
-    def by_engine(scores: Sequence[int]) -> tuple[int, ...]:
-        out = [0] * len(lineup)
-        for player, score in enumerate(scores):
-            out[lineup[player]] = score
-        return tuple(out)
-
-    return GameOutcome(
-        number=done.job.index + 1,
-        key=done.job.key,
-        engines=lineup,
-        winner=None if game.winner is None else lineup[game.winner],
-        end=game.end,
-        hands=len(game.entries),
-        scores=tuple(by_engine(game.final_scores(c)) for c in range(len(game.totals))),
-        fault=done.log.fault,
+    title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
+    _report(
+        lambda: write_match_report(
+            records, out, title=title, names=names, sprt=config.sprt,
+            duplicate=config.duplicate,
+        ),
+        out,
     )
 
 
-def _backend(cfg: TournamentConfig, context: JobContext, stack: ExitStack) -> Backend:
-    """Local workers, or the config's Dask cluster with every engine checked on every
-    worker (closed with ``stack``)."""
+def _tournament_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
+    from referee.results.store import RECORDS_NAME
+    from referee.views.html.report import write_match_report
+
+    records = os.path.join(directory, RECORDS_NAME)
+    _report(
+        lambda: write_match_report(
+            [records] if os.path.exists(records) else [],
+            out,
+            title=cfg.event,
+            names=names,
+            duplicate=cfg.duplicate,
+            tournament=True,
+        ),
+        out,
+    )
+
+
+def _stored(directory: str) -> dict[str, Any]:
+    """The settings and run options stored in a tournament's folder."""
+    from referee.results.store import Store
+
+    with Store.open(directory) as old:
+        return {**old.settings, **old.run_options}
+
+
+def _backend(
+    cfg: TournamentConfig,
+    context: JobContext,
+    stack: ExitStack,
+    watch: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
+) -> tuple[Backend, str | None]:
+    """Local workers (their seats wrapped by ``watch``), or the config's Dask cluster with
+    every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
-        return LocalBackend(context, cfg.concurrency)
-    from referee.dask_backend import DaskBackend, DaskCluster
+        from referee.scheduling.backends import LocalBackend
+
+        return LocalBackend(context, cfg.concurrency, watch), None
+    from referee.cluster.backend import DaskBackend, DaskCluster
 
     cluster = stack.enter_context(DaskCluster(cfg.dask))
     backend = DaskBackend(cluster, context)
     backend.check_engines()
-    return backend
+    return backend, cluster.describe()

@@ -1,33 +1,13 @@
-"""The ``--dask`` value: ``local:N`` or a scheduler's address, checked before anything starts.
+"""``referee.dask_address`` is ``referee.cluster.address``: its old path, which docs/API.md names,
+kept.
 
-It sits apart from the Dask backend (``referee.dask_backend``) so that a tournament's settings
-can check the address without importing the backend, which itself drives tournaments; and so
-does ``DaskError``, the backend's error, which the commands catch without importing it.
+Importing it gives that very module (``sys.modules``), so its names, its logger and what a
+test patches in it are the same.
 """
 
-from __future__ import annotations
+import sys
 
-from typing import Final
+from referee.cluster import address as _module
+from referee.cluster.address import *  # noqa: F403 - the same names, for type checkers
 
-LOCAL: Final = "local:"
-
-
-class DaskError(Exception):
-    """The cluster cannot be used as asked; the message says why, for the user."""
-
-
-def parse_address(text: str) -> str:
-    """Check a ``--dask`` value: ``local:N`` (N worker processes here) or a scheduler address
-    (``tcp://host:8786``, ``host:8786``, ``tls://...``). Returns it stripped;
-    ``ValueError`` says what is wrong."""
-    address = text.strip()
-    if address.startswith(LOCAL):
-        count = address[len(LOCAL) :]
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"expected local:N with N at least 1, not {text!r}")
-        return address
-    if not address or any(c.isspace() for c in address) or ":" not in address:
-        raise ValueError(
-            f"expected a scheduler address such as tcp://host:8786, or local:N, not {text!r}"
-        )
-    return address
+sys.modules[__name__] = _module

@@ -24,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
     pytest once per mutant, in processes of its own: a reaper each time would cost a process
     start and its polling per mutant, and the tests it runs (``[tool.mutmut]`` in
     pyproject.toml) start only engines, which die with the process that started them
-    (``referee.process``, not mutated)."""
+    (``referee.engines.process``, not mutated)."""
     if hasattr(config, "workerinput") or "MUTANT_UNDER_TEST" in os.environ:
         return
     compile_project()

@@ -114,7 +114,7 @@ def killed_by_a_limit(script: str, policy: Any) -> str:
     MiB: ..."``). AssertionError if it lives on."""
     import sys
 
-    from referee.process import EngineExited, EngineProcess
+    from referee.engines.process import EngineExited, EngineProcess
 
     process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
     try:

@@ -114,7 +114,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the sandbox
     Bug(
         "sandbox-1",
-        "referee/sandbox.py",
+        "referee/engines/sandbox.py",
         '    out += ["--ro-bind", "/dev/null", "/dev/tty"]'
         "  # the referee's terminal, out of reach\n",
         "",
@@ -123,7 +123,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "sandbox-2",
-        "referee/sandbox.py",
+        "referee/engines/sandbox.py",
         '        "pids": [("pids.max", limits.processes + 2)],',
         '        "pids": [("pids.max", limits.processes)],',
         "sets the pids cgroup to the process limit itself, forgetting bwrap's own two processes",
@@ -131,7 +131,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "sandbox-3",
-        "referee/sandbox_view.py",
+        "referee/engines/_sandbox_view.py",
         "        folder.count(\"/\") <= 1\n        or inside(home, folder)\n",
         "        folder.count(\"/\") <= 1\n",
         "lets an install's root climb to the user's home (a home with bin/ and lib/ looks like"
@@ -141,7 +141,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the store's integrity
     Bug(
         "integrity-1",
-        "referee/integrity.py",
+        "referee/results/integrity.py",
         "    for n in range(len(expected)):\n        if n not in scheduled:",
         "    for n in range(len(scheduled)):\n        if n not in scheduled:",
         "looks for deleted games over the stored schedule's length, so a deleted last game"
@@ -150,7 +150,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "integrity-2",
-        "referee/integrity.py",
+        "referee/results/integrity.py",
         "        if last and any(isinstance(e, TruncatedRecordError) for e in record.errors):",
         "        if any(isinstance(e, TruncatedRecordError) for e in record.errors):",
         "excuses a torn game anywhere in the records file, not only the last one an interrupted"
@@ -159,7 +159,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "integrity-3",
-        "referee/integrity.py",
+        "referee/results/integrity.py",
         "    for p, engine in enumerate(game.seats):\n"
         '        want[f"Player{p}"] = names[engine]'
         ' if engine < len(names) else f"engine {engine}"\n',
@@ -171,7 +171,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the Dask backend
     Bug(
         "dask-1",
-        "referee/dask_worker.py",
+        "referee/cluster/worker.py",
         "        self._fit = self.check is None or self.address in self.checked",
         "        self._fit = True",
         "takes every worker as checked, so one that joins after the check plays without its"
@@ -180,7 +180,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "dask-2",
-        "referee/dask_backend.py",
+        "referee/cluster/backend.py",
         "                while self.order and self.order[0].index in self.done:\n"
         "                    yield self.done.pop(self.order.popleft().index)\n",
         "                self.order.remove(next(j for j in self.order if j.index == index))\n"
@@ -190,7 +190,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "dask-3",
-        "referee/dask_worker.py",
+        "referee/cluster/worker.py",
         "            self._closed = True\n            idle, self._idle = self._idle, []\n",
         "            idle, self._idle = self._idle, []\n",
         "closes the idle engines at teardown but does not mark the pool closed, so a game that"
@@ -209,23 +209,23 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "api-2",
         "referee/api.py",
-        "        hidden = reserve_paths([source], [out, errors])",
-        "        hidden = reserve_paths([], [out, errors])",
+        "                hidden = reserve_paths([source], [directory, errors])",
+        "                hidden = reserve_paths([], [directory, errors])",
         "hides the output and stderr folders from the engines but not the config file",
         API,
     ),
     Bug(
         "api-3",
         "referee/api.py",
-        "    lock = DirectoryLock(out)\n    lock.acquire()\n",
-        "    lock = DirectoryLock(out)\n",
+        "            lock = DirectoryLock(directory)\n            lock.acquire()",
+        "            lock = DirectoryLock(directory)\n            pass",
         "builds the directory lock but never takes it, so two runs may play one folder",
         API,
     ),
     # ------------------------------------------------------------------ the HTML model
     Bug(
         "html-1",
-        "referee/html/model.py",
+        "referee/views/html/model.py",
         '            "to": None if over else self.seats[hand.to_move],',
         '            "to": None if over else hand.to_move,',
         "gives the seat to move, not the player sitting there",
@@ -233,7 +233,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "html-2",
-        "referee/html/model.py",
+        "referee/views/html/model.py",
         '                move["follow"] = self.advice.move == item.move\n'
         "                self.advice = None\n",
         '                move["follow"] = self.advice.move == item.move\n',
@@ -242,7 +242,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "html-3",
-        "referee/html/model.py",
+        "referee/views/html/model.py",
         '"the turn cap" if item.capped else "two cards left in the stock"',
         '"two cards left in the stock" if item.capped else "the turn cap"',
         "swaps the two ways a hand is drawn",
@@ -251,7 +251,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the store
     Bug(
         "store-1",
-        "referee/store.py",
+        "referee/results/store.py",
         "            f.flush()\n"
         "            os.fsync(f.fileno())\n"
         "        os.replace(tmp, self.path)",
@@ -261,7 +261,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "store-2",
-        "referee/store.py",
+        "referee/results/store.py",
         "        self.last = self.store.last_done()\n        if self._matches():",
         "        if self._matches():",
         "notes the last game in the file only when it rewrites it, so after a resume a game that"
@@ -270,7 +270,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "store-3",
-        "referee/store.py",
+        "referee/results/store.py",
         '            db.execute("PRAGMA synchronous=FULL")\n'
         '            db.execute("PRAGMA foreign_keys=ON")',
         '            db.execute("PRAGMA synchronous=NORMAL")\n'
@@ -282,7 +282,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the tournament
     Bug(
         "tournament-1",
-        "referee/tournament.py",
+        "referee/scheduling/config.py",
         '            "move_timeout": self.move_timeout,\n'
         '            "engines": [e.settings() for e in self.engines],',
         '            "engines": [e.settings() for e in self.engines],',
@@ -292,7 +292,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "tournament-2",
-        "referee/tournament.py",
+        "referee/scheduling/config.py",
         "                move=self.move_timeout if self.move_timeout else move_timeout,\n"
         "                margin=margin,\n",
         "                move=self.move_timeout if self.move_timeout else move_timeout,\n",
@@ -302,7 +302,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "tournament-3",
-        "referee/tournament.py",
+        "referee/scheduling/tournament.py",
         "            store.commit(result)\n            file.add(result.game, result.record)\n",
         "            file.add(result.game, result.record)\n            store.commit(result)\n",
         "appends a game to the records file before committing it to the store",
@@ -311,7 +311,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the clock
     Bug(
         "clock-1",
-        "referee/clock.py",
+        "referee/engines/clock.py",
         "            if self.remaining < -margin:",
         "            if self.remaining <= -margin:",
         "flags a player whose clock is at exactly minus the margin",
@@ -319,7 +319,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "clock-2",
-        "referee/engine.py",
+        "referee/engines/engine.py",
         "                ignored.append(line)\n            left = deadline - time.monotonic()\n",
         "                ignored.append(line)\n            left = budget\n",
         "gives a decision its whole budget again after each ignored line",
@@ -327,7 +327,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "clock-3",
-        "referee/engine.py",
+        "referee/engines/engine.py",
         "        self.clock = Clock(self.control)\n"
         "        self._pending_game = proto.NewGame(number, player, rules)",
         "        self._pending_game = proto.NewGame(number, player, rules)",
@@ -337,7 +337,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the statistics
     Bug(
         "stats-1",
-        "referee/stats.py",
+        "referee/results/stats.py",
         "        self.lower = math.log(beta / (1.0 - alpha))\n"
         "        self.upper = math.log((1.0 - beta) / alpha)",
         "        self.lower = math.log(alpha / (1.0 - beta))\n"
@@ -347,7 +347,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "stats-2",
-        "referee/match.py",
+        "referee/scheduling/match.py",
         '                    if sprt.state != "continue":',
         '                    if sprt.state == "H1":',
         "stops a match when the SPRT accepts H1 only, never for H0",
@@ -355,7 +355,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "stats-3",
-        "referee/stats.py",
+        "referee/results/stats.py",
         "        half = _z(confidence) * math.sqrt(self._m2 / (self.n - 1)) / math.sqrt(self.n)",
         "        half = _z(confidence) * math.sqrt(self._m2 / self.n) / math.sqrt(self.n)",
         "takes the population variance (n) for the sample variance (n - 1) in the running mean",

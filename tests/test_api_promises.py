@@ -17,7 +17,7 @@ from test_sandbox import _leftovers, _sandbox_in_ci, needs_sandbox
 from test_sandbox_hidden import CHEAT, _leaked
 
 from referee import StoreError, play_match, play_tournament
-from referee.store import STORE_NAME, DirectoryLock, StoreBusy
+from referee.results.store import STORE_NAME, DirectoryLock, StoreBusy
 
 __all__ = ["_sandbox_in_ci"]  # the fixture that refuses a skip under CI=true
 

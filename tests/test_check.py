@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.check import CHECKS, run_checks
 from referee.cli import cli
-from referee.engine import EngineSpec
+from referee.engines.check import CHECKS, run_checks
+from referee.engines.engine import EngineSpec
 
 ENGINES = Path(__file__).parent / "engines"
 NAMES = [name for name, _ in CHECKS]

@@ -17,8 +17,8 @@ from ginproto.cards import DECK
 from ginproto.game import Game, GameView
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, PlayerFault
-from referee.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
-from referee.engine import EnginePlayer, EngineSpec
+from referee.engines.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
+from referee.engines.engine import EnginePlayer, EngineSpec
 
 # -- the arithmetic ----------------------------------------------------------------------------
 
@@ -184,7 +184,7 @@ def test_a_bot_that_keeps_overdrawing_its_clock_is_flagged(tmp_path: Path) -> No
     """40 ms a decision at 0.3+0, margin 0.25 s: no one decision is near the margin, but the
     clock is empty after eight, and the bot is flagged once its overdraft passes the margin,
     in every game (its opponent has no clock)."""
-    from referee.match import MatchConfig, run_match
+    from referee.scheduling.match import MatchConfig, run_match
 
     script = tmp_path / "slow.py"
     script.write_text(SLOW_ENGINE)

@@ -36,14 +36,14 @@ from test_tournament import (
 from ginproto.record import read_games, write_game
 from ginproto.rules import Rules
 from referee.cli import cli
-from referee.clock import TimeControl
-from referee.dask_backend import DaskCluster, DaskError
-from referee.engine import EngineSpec
-from referee.jobs import GameJob
-from referee.match import Played, schedule
-from referee.sandbox import Policy, SandboxMode
-from referee.seats import EngineSeats
-from referee.store import RECORDS_NAME, Store
+from referee.cluster.backend import DaskCluster, DaskError
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EngineSpec
+from referee.engines.sandbox import Policy, SandboxMode
+from referee.results.store import RECORDS_NAME, Store
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import Played, schedule
+from referee.scheduling.seats import EngineSeats
 from referee.tournament import JobContext, LocalBackend
 
 DASK = [sys.executable, "-m", "dask"]
@@ -604,7 +604,7 @@ def test_debug_log_is_refused_on_a_cluster(tmp_path: Path) -> None:
 def test_a_local_workers_heartbeat_failure_at_shutdown_prints_no_traceback() -> None:
     # A retiring worker's last heartbeat can meet the scheduler that dropped it; in a local
     # cluster the referee is closing it, and the worker's traceback would reach its stderr.
-    from referee.dask_worker import HEARTBEAT_FAILED, LocalWorkerPlugin, QuietHeartbeat
+    from referee.cluster.worker import HEARTBEAT_FAILED, LocalWorkerPlugin, QuietHeartbeat
 
     def record(msg: str) -> logging.LogRecord:
         return logging.LogRecord("distributed.worker", logging.ERROR, "", 0, msg, None, None)

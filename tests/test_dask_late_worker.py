@@ -18,10 +18,10 @@ pytest.importorskip("distributed")
 from test_dask import BOUND, DASK, RealCluster, stop_group
 
 from ginproto.rules import Rules
-from referee.clock import TimeControl
-from referee.dask_backend import DaskCluster, DaskError
-from referee.engine import EngineSpec
-from referee.match import Played, schedule
+from referee.cluster.backend import DaskCluster, DaskError
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EngineSpec
+from referee.scheduling.match import Played, schedule
 from referee.tournament import JobContext
 
 

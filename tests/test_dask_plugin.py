@@ -1,4 +1,4 @@
-"""The engines a Dask worker keeps warm for a run (``referee.dask_worker.EnginesPlugin``), in
+"""The engines a Dask worker keeps warm for a run (``referee.cluster.worker.EnginesPlugin``), in
 process: when the run ends (the plugin's teardown) while a game is still being played there,
 that game ends as it should, its engines are closed once it does, and none is lent again."""
 
@@ -15,9 +15,9 @@ from ginproto.record import EngineInfo
 from ginproto.rules import Rules
 from ginproto.simulate import RandomPlayer
 from ginproto.table import GameLog, Player
-from referee.dask_worker import EnginesPlugin
-from referee.jobs import GameJob
-from referee.match import Played
+from referee.cluster.worker import EnginesPlugin
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import Played
 
 WAIT = 30.0  # seconds: a bound against hangs, never a measurement
 

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from referee import stats
-from referee.stats import ELO_PER_NAT, elo_mle
+from referee.results import stats
+from referee.results.stats import ELO_PER_NAT, elo_mle
 
 Z95 = 1.959963984540054
 

@@ -13,11 +13,11 @@ import pytest
 
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, PlayerFault, play_game
-from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec
-from referee.match import schedule
-from referee.preflight import EngineNotReady, preflight
-from referee.seats import EngineSeats
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.engines.preflight import EngineNotReady, preflight
+from referee.scheduling.match import schedule
+from referee.scheduling.seats import EngineSeats
 
 CONTROL = TimeControl.parse("inf")
 SILENT = "import sys\nfor line in sys.stdin:\n    pass\n"  # reads, never answers

@@ -1,5 +1,6 @@
-"""An engine process as a player: the handshake, what is sent to the engine, and the ruling for
-each thing an engine can do wrong, with the words a user reads in it.
+"""An engine process as a player: what needs a real process (timeouts, crashes, closed pipes,
+long lines, stderr, its folder, environment and sandbox), with the words a user reads in each
+ruling. The protocol exchange itself, on a scripted transport, is tests/test_engine_protocol.py.
 
 Each engine here is a small Python script told, for every word it is sent, which lines to write
 back (``!exit N`` ends it, ``!sleep S`` waits), so one behaviour is scripted per test.
@@ -16,18 +17,15 @@ from pathlib import Path
 
 import pytest
 
-import referee.engine
+import referee.engines.engine
 from engines import BUILTIN
-from ginproto import protocol as proto
 from ginproto.game import Game, GameEnd
-from ginproto.moves import Move
 from ginproto.rules import Rules
-from ginproto.table import Decision, Fault, FaultKind, PlayerFault, play_game
-from ginproto.text import ID_LIMIT, printable
-from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec, EngineSpecError
-from referee.sandbox import Policy
-from tests.helpers import KnockerPlayer, first_view
+from ginproto.table import FaultKind, PlayerFault
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec, EngineSpecError
+from referee.engines.sandbox import Policy
+from tests.helpers import first_view
 from tests.test_engine_player import decide
 
 SCRIPT = """
@@ -135,93 +133,6 @@ def test_a_builtin_engine_from_no_folder_does_not_see_the_working_directory() ->
 # -- the handshake ------------------------------------------------------------------------------
 
 
-def test_the_handshake_records_what_the_engine_says_and_sends_its_options(
-    tmp_path: Path,
-) -> None:
-    sent: list[str] = []
-    replies = {
-        "gin": [
-            "id name Scripted Bot",
-            "id author Ann Author",
-            "id version 2.1",
-            "option name Depth type spin default 3 min 1 max 9",
-            "option name Style type combo default calm var calm var wild",
-            "this line is nonsense",
-            "ginok protocol 1",
-        ]
-    }
-    p = make(tmp_path, replies, sent=sent, options=(("Depth", "5"), ("Style", "wild")))
-    try:
-        p.start()
-        assert p.alive
-        assert (p.id.name, p.id.author, p.id.version, p.id.protocol) == (
-            "Scripted Bot",
-            "Ann Author",
-            "2.1",
-            1,
-        )
-        assert p.name == "Scripted Bot"
-        assert [o.name for o in p.id.options] == ["Depth", "Style"]
-        assert p.id.options[0].default == "3"
-        assert p.id.options[1].vars == ("calm", "wild")
-        assert sent[0].startswith("gin")
-        assert sent[1:] == [
-            "setoption name Depth value 5",
-            "setoption name Style value wild",
-            "isready",
-            "newmatch",
-        ]
-    finally:
-        p.close()
-    assert not p.alive
-
-
-def test_a_display_name_overrides_the_engine_name(tmp_path: Path) -> None:
-    p = make(tmp_path, {"gin": ["id name Told", "ginok protocol 1"]}, name="Given")
-    try:
-        assert p.name == "Given"
-        p.start()
-        assert p.name == "Given" and p.id.name == "Told"
-    finally:
-        p.close()
-
-
-def test_before_the_handshake_the_name_is_the_label(tmp_path: Path) -> None:
-    p = make(tmp_path)
-    assert p.name == "python3" or p.name == Path(sys.executable).name
-
-
-def test_what_an_engine_says_of_itself_is_bounded_and_printable(tmp_path: Path) -> None:
-    long = "N" * (ID_LIMIT + 50)
-    replies = {
-        "gin": [
-            f"id name {long}",
-            "id author a\x1bb",
-            f"option name {long} type combo default {long} var {long}",
-            "ginok protocol 1",
-        ]
-    }
-    p = make(tmp_path, replies)
-    try:
-        p.start()
-        assert p.id.name is not None and p.id.name.startswith("NNN")
-        assert len(p.id.name) < len(long)
-        assert p.id.author is not None and "\x1b" not in p.id.author
-        option = p.id.options[0]
-        for text in (option.name, option.default, *option.vars):
-            assert len(text) < len(long) and text.startswith("NNN")
-    finally:
-        p.close()
-
-
-def test_another_protocol_version_is_a_startup_fault(tmp_path: Path) -> None:
-    p = make(tmp_path, {"gin": ["ginok protocol 7"]})
-    fault = fault_of(p.start)
-    assert fault.kind is FaultKind.STARTUP
-    assert "speaks protocol 7" in fault.detail and "this referee speaks 1" in fault.detail
-    assert p.process is None and p.id.protocol == 7
-
-
 def test_no_ginok_in_time_is_a_startup_fault(tmp_path: Path) -> None:
     p = make(tmp_path, {"gin": ["id name Mute"]}, startup_timeout=0.5)
     fault = fault_of(p.start)
@@ -274,68 +185,6 @@ def test_a_long_line_in_the_handshake_is_malformed(tmp_path: Path) -> None:
 
 
 # -- decisions ----------------------------------------------------------------------------------
-
-
-def test_a_game_is_announced_before_the_first_decision(tmp_path: Path) -> None:
-    sent: list[str] = []
-    p = make(tmp_path, sent=sent)
-    try:
-        p.start()
-        p.new_game(4, 1, Rules())
-        assert decide(p, first_view()) == Move.pass_()
-        words = [line.split()[0] for line in sent]
-        assert words[-4:] == ["isready", "newgame", "position", "go"]
-        newgame = next(line for line in sent if line.startswith("newgame"))
-        assert newgame.split()[1:5] == ["game", "4", "player", "1"]
-        count = len(sent)
-        assert decide(p, first_view()) == Move.pass_()
-        # The second decision of the game sends no new game and no ping.
-        assert [line.split()[0] for line in sent[count:]] == ["position", "go"]
-    finally:
-        p.close()
-
-
-def test_an_engine_is_started_at_its_first_decision(tmp_path: Path) -> None:
-    p = make(tmp_path)
-    try:
-        p.new_game(1, 0, Rules())
-        assert not p.alive
-        # From this thread: an engine dies with the thread that started it (pdeathsig).
-        assert p.decide(first_view(), Decision.OFFER) == Move.pass_()
-        assert p.alive
-    finally:
-        p.close()
-
-
-def test_lines_written_out_of_turn_are_never_the_answer(tmp_path: Path) -> None:
-    """An engine that writes a move after ``isready`` (before any ``go``): that line is thrown
-    away, and the answer is the one written after ``go``."""
-    received: list[str] = []
-    p = make(
-        tmp_path,
-        {"newgame": ["move knock", "!sleep 0.3"], "go": ["move pass"]},
-        received=received,
-    )
-    try:
-        p.start()
-        p.new_game(1, 0, Rules())
-        p._ensure_ready()
-        time.sleep(0.6)  # time for the stray line to be written
-        assert decide(p, first_view()) == Move.pass_()
-    finally:
-        p.close()
-
-
-def test_a_move_that_does_not_parse_is_malformed_and_quoted(tmp_path: Path) -> None:
-    p = make(tmp_path, {"go": ["move sideways"]})
-    try:
-        p.start()
-        fault = decide(p, first_view())
-        assert isinstance(fault, PlayerFault)
-        assert fault.kind is FaultKind.MALFORMED
-        assert fault.detail.startswith("'move sideways': ")
-    finally:
-        p.close()
 
 
 def test_a_long_move_line_is_malformed(tmp_path: Path) -> None:
@@ -440,48 +289,6 @@ def finished(winner: int | None) -> Game:
     return game
 
 
-def test_the_game_and_match_results_are_counted_and_sent(tmp_path: Path) -> None:
-    sent: list[str] = []
-    p = make(tmp_path, sent=sent)
-    try:
-        p.start()
-        for winner in (0, 1, None, 0):
-            p.game_over(0, finished(winner), None)
-        assert p.record == [2, 1, 1]
-        assert len([line for line in sent if line.startswith("gameover")]) == 4
-        scores = [line for line in sent if line.startswith("matchscore")]
-        assert len(scores) == 4
-        assert scores[0].split()[1:] == ["games", "1", "wins", "1", "losses", "0", "draws", "0"]
-        assert scores[-1].split()[1:] == SCORE_4_2_1_1
-        p.finish_match()
-        assert sent[-2].split() == ["matchover", *SCORE_4_2_1_1]
-        assert sent[-1] == "quit"
-        assert not p.alive and p.process is None
-    finally:
-        p.close()
-
-
-def test_a_loss_is_counted_from_the_engines_seat(tmp_path: Path) -> None:
-    sent: list[str] = []
-    p = make(tmp_path, sent=sent)
-    try:
-        p.start()
-        game = finished(0)
-        count = len(sent)
-        p.game_over(1, game, None)
-        assert p.record == [0, 1, 0]
-        assert sent[count].startswith("gameover")
-    finally:
-        p.close()
-
-
-def test_information_for_a_dead_engine_is_dropped(tmp_path: Path) -> None:
-    sent: list[str] = []
-    p = make(tmp_path, sent=sent)
-    p.game_over(0, finished(None), None)  # never started: nothing is sent, the game counts
-    assert sent == [] and p.record == [0, 0, 1]
-
-
 def test_an_engine_that_exits_after_ginok_crashed(tmp_path: Path) -> None:
     """It exits as soon as it has said ``ginok``: whether the referee finds out writing
     ``isready`` or waiting for ``readyok``, the ruling is a crash that gives its exit status."""
@@ -507,27 +314,6 @@ def test_an_engine_that_dies_after_a_game_does_not_stop_the_referee(tmp_path: Pa
         p.close()
 
 
-def test_the_end_of_a_hand_and_of_a_game_are_sent_as_the_codec_writes_them(
-    tmp_path: Path,
-) -> None:
-    sent: list[str] = []
-    p = make(tmp_path, sent=sent)
-    log = play_game(Rules(), [KnockerPlayer(1), KnockerPlayer(2)], seed=3)
-    entry = log.game.entries[0]
-    game = finished(1)
-    fault = Fault(0, FaultKind.TIMEOUT, "no move after 1.00s (draw)", 0)
-    try:
-        p.start()
-        p.hand_over(1, entry)
-        assert sent[-1] == str(proto.HandOver(1, entry))
-        p.game_over(0, game, fault)
-        assert sent[-2] == str(proto.GameOver.of(0, game, fault))
-        assert sent[-2] != str(proto.GameOver.of(1, game, fault))
-        assert sent[-2] != str(proto.GameOver.of(0, game, None))
-    finally:
-        p.close()
-
-
 def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path: Path) -> None:
     """It closes its input, says ``ginok`` and exits: writing to it fails, and the ruling
     gives its exit status."""
@@ -536,23 +322,6 @@ def test_an_engine_that_stops_reading_and_exits_crashed_with_its_status(tmp_path
     assert fault.kind is FaultKind.CRASH
     assert "6" in fault.detail
     assert p.process is None
-
-
-def test_malformed_lines_in_the_handshake_are_logged_and_ignored(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    replies = {"gin": ["option type spin", "ginok protocol x", "ginok protocol 1"]}
-    p = make(tmp_path, replies, name="Shown")
-    try:
-        with caplog.at_level("INFO", logger="referee.engine"):
-            p.start()
-        assert p.alive and p.id.options == []
-    finally:
-        p.close()
-    ignored = [r.getMessage() for r in caplog.records if "ignored malformed line" in r.getMessage()]
-    assert len(ignored) == 2
-    assert ignored[0].startswith("Shown: ignored malformed line 'option type spin': malformed")
-    assert ignored[1].startswith("Shown: ignored malformed line 'ginok protocol x': malformed")
 
 
 def test_an_engine_that_stops_reading_but_runs_on_crashed_with_a_broken_pipe(
@@ -629,7 +398,8 @@ def test_the_end_of_stderr_and_a_failure_to_keep_it_outlive_the_process(tmp_path
 
 
 class _Later:
-    """``time`` as ``referee.engine`` sees it: ``offset`` seconds ahead of the real clock."""
+    """``time`` as ``referee.engines.engine`` sees it: ``offset`` seconds ahead of the real
+    clock."""
 
     def __init__(self) -> None:
         self.offset = 0.0
@@ -652,7 +422,7 @@ def test_a_move_read_after_its_time_is_too_late(
     clock's end): it is not taken, and the ruling says it came too late. The clock is moved
     on 30 seconds as the move line is read, so no test waits that long."""
     later = _Later()
-    monkeypatch.setattr(referee.engine, "time", later)
+    monkeypatch.setattr(referee.engines.engine, "time", later)
 
     def on_line(direction: str, line: str) -> None:
         if direction == "from" and line.startswith("move "):
@@ -670,70 +440,6 @@ def test_a_move_read_after_its_time_is_too_late(
     assert fault.detail == "answered pass too late"
 
 
-def test_a_move_line_is_parsed_once_and_the_lines_kept_are_bounded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The same ``move`` line answered twice is parsed by the codec once; when as many lines
-    as are kept have been read, they are forgotten before the next is kept."""
-    kept = {
-        f"move from another match {i}": Move.pass_() for i in range(referee.engine._REPLIES_KEPT)
-    }
-    monkeypatch.setattr(referee.engine, "_REPLIES", kept)
-    parsed: list[str] = []
-    parse = proto.parse_reply
-
-    def counted(line: str) -> Move | None:
-        parsed.append(line)
-        return parse(line)
-
-    monkeypatch.setattr(proto, "parse_reply", counted)
-    p = make(tmp_path)
-    try:
-        p.start()
-        p.new_game(1, 0, Rules())
-        assert decide(p, first_view()) == Move.pass_()
-        assert decide(p, first_view()) == Move.pass_()
-    finally:
-        p.close()
-    assert parsed == ["move pass"]
-    assert kept == {"move pass": Move.pass_()}
-
-
-def test_lines_thrown_away_are_logged_with_the_engine_name_cut_to_200_characters(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A malformed handshake line (with the codec's complaint), a line written out of turn,
-    and a line that is not the move: each is logged, and a long one is cut."""
-    bad = "ginok protocol " + "9" * 300
-    early = "info early " + "e" * 300
-    chat = "info " + "w" * 300
-    replies = {"gin": [bad, "ginok protocol 1"], "newgame": [early], "go": [chat, "move pass"]}
-    p = make(tmp_path, replies, name="Shown")
-    try:
-        with caplog.at_level("INFO", logger="referee.engine"):
-            p.start()
-            p.new_game(1, 0, Rules())
-            p._ensure_ready()  # newgame is sent, and answered out of turn
-            process = p.process
-            assert process is not None
-            guard = time.monotonic() + 30
-            while not process.ready():
-                assert time.monotonic() < guard, "the line out of turn never came"
-                time.sleep(0.01)
-            assert decide(p, first_view()) == Move.pass_()
-    finally:
-        p.close()
-    with pytest.raises(proto.ProtocolError) as complaint:
-        proto.parse_engine_line(bad)
-    why = str(complaint.value)
-    assert len(why) > 200
-    assert [r.getMessage() for r in caplog.records if r.name == "referee.engine"] == [
-        f"Shown: ignored malformed line {bad[:80] + '...'!r}: {printable(why, 200)}",
-        f"Shown: discarded a line written out of turn: {printable(early, 200)}",
-        f"Shown: ignored line: {printable(chat, 200)}",
-    ]
-
-
 def test_information_an_engine_no_longer_reads_is_logged_and_dropped(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -747,12 +453,12 @@ def test_information_an_engine_no_longer_reads_is_logged_and_dropped(
         assert p.process is not None
         assert p.process.read_line(20) == "closed"  # its input is closed; it is still running
         caplog.clear()
-        with caplog.at_level("INFO", logger="referee.engine"):
+        with caplog.at_level("INFO", logger="referee.engines.engine"):
             p.finish_match()
         assert p.process is None and p.record == [1, 0, 0]
     finally:
         p.close()
-    messages = [r.getMessage() for r in caplog.records if r.name == "referee.engine"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "referee.engines.engine"]
     assert len(messages) == 1, messages
     assert messages[0].startswith(
         "Shown: could not send an information line: engine 'Shown' (pid "

@@ -6,7 +6,7 @@ a missing browser is a failure. With ``GINPROTO_SCREENSHOTS=1`` the run also wri
 README's screenshots to docs/img/.
 
 Every expectation comes from the record itself, read back through ``ginref replay --json``'s
-export (``referee.replay.json_hands``), never from the page's own data.
+export (``referee.views.replay.json_hands``), never from the page's own data.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from ginproto.rules import Rules, Variant
 from ginproto.simulate import GreedyPlayer, RandomPlayer, run_games
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from referee.cli import cli
-from referee.html.replay import write_replay
-from referee.html.report import write_match_report
-from referee.replay import json_hands
+from referee.views.html.replay import write_replay
+from referee.views.html.report import write_match_report
+from referee.views.replay import json_hands
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = [v.value for v in Variant]

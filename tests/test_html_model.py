@@ -1,4 +1,4 @@
-"""What the replay viewer shows of a game (``referee.html.model``), as a spectator follows it
+"""What the replay viewer shows of a game (``referee.views.html.model``), as a spectator follows it
 position by position: every card in exactly one place (a hand, the pile or the unseen stock),
 each move visible in the position it leads to, and a stock draw shown to the other seat
 without its card. Checked on games of every variant, from the model's data alone (no browser).
@@ -18,7 +18,7 @@ from ginproto.record import Advice, GameRecord, Play, Result
 from ginproto.rules import Rules, Variant
 from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import Decision
-from referee.html.model import game_data
+from referee.views.html.model import game_data
 
 SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
 

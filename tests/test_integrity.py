@@ -34,7 +34,7 @@ from ginproto.simulate import RandomPlayer, play_one
 from ginproto.table import hand_deck
 from referee.cli import cli
 from referee.cli.options import parse_seed, seed_value
-from referee.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
+from referee.results.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
 from referee.tournament import (
     StoreDiffers,
     load_config,

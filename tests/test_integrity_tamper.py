@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from helpers import sql
 
 from referee.cli import cli
-from referee.store import RECORDS_NAME
+from referee.results.store import RECORDS_NAME
 from referee.tournament import load_config, open_tournament, run_tournament
 
 GINREF = str(Path(sys.executable).with_name("ginref"))

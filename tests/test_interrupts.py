@@ -28,8 +28,8 @@ from click.testing import CliRunner
 
 from ginproto.record import read_games
 from referee.cli import cli
-from referee.match import deferred_interrupts
-from referee.store import RECORDS_NAME, Store
+from referee.results.store import RECORDS_NAME, Store
+from referee.scheduling.match import deferred_interrupts
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the ginref script runs (pyproject.toml), whether or not the project is installed anew.

@@ -1,4 +1,6 @@
-"""The package layout: no import cycle among the modules of ginproto, referee and engines.
+"""The package layout: no import cycle among the modules of ginproto, referee and engines,
+and each layer imports only the layers below it (ginproto and engines no referee; in referee,
+``engines`` no other concern, ``results`` none that plays or shows the games).
 
 Every module's imports are read with ``ast`` - those at the top, inside functions and under
 ``TYPE_CHECKING`` alike - so a cycle hidden behind a lazy import still fails, naming its modules.
@@ -7,7 +9,10 @@ Every module's imports are read with ``ast`` - those at the top, inside function
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ginproto", "referee", "engines")
@@ -45,6 +50,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return {target for target in targets if target in modules and target != name}
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(name, path, modules) for name, path in modules.items()}
@@ -80,8 +86,43 @@ def test_the_packages_have_no_import_cycle() -> None:
 
 def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
-    assert "referee.engine" in graph["referee.seats"]  # top-level import
+    assert "referee.engines.engine" in graph["referee.scheduling.seats"]  # top-level import
     assert {"ginproto", "ginproto.protocol", "referee"} <= set(graph)
+
+
+ABOVE_ENGINES = ("scheduling", "cluster", "results", "views", "cli", "api", "tournament")
+ABOVE_RESULTS = ("scheduling", "cluster", "views", "cli", "api", "tournament")
+
+
+def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[str]:
+    """The imports from ``package``'s modules into ``forbidden`` (a package), as ``a -> b``."""
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if name == package or name.startswith(package + ".")
+        for target in targets
+        if target == forbidden or target.startswith(forbidden + ".")
+    )
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("ginproto", "referee"),  # the rules and the protocol know no referee
+        ("engines", "referee"),  # the built-in engines speak the protocol, as any engine does
+        # One untrusted process knows nothing of matches, stores, clusters or pages ...
+        *(("referee.engines", f"referee.{above}") for above in ABOVE_ENGINES),
+        # ... and the results nothing of who plays the games, nor of who shows them.
+        *(("referee.results", f"referee.{above}") for above in ABOVE_RESULTS),
+    ],
+)
+def test_the_layers_import_only_downwards(package: str, forbidden: str) -> None:
+    assert _reaching(import_graph(), package, forbidden) == []
+
+
+def test_the_layer_check_sees_an_import_upwards() -> None:
+    graph = {"engines.bot": {"referee.scheduling.match"}, "referee.scheduling.match": set()}
+    assert _reaching(graph, "engines", "referee") == ["engines.bot -> referee.scheduling.match"]
 
 
 def test_find_cycle_names_the_modules_of_a_cycle() -> None:

@@ -7,7 +7,7 @@ tests/test_html.py: without it the browser tests skip, saying why, except under 
 also writes the README's screenshot, docs/live.png.
 
 What a spectator may see is checked against the records the run stored, read back through
-``ginref replay --json``'s export (``referee.replay.json_hands``): every card a page or an
+``ginref replay --json``'s export (``referee.views.replay.json_hands``): every card a page or an
 event shows of a game in progress was shown at the table by then (the upcard, a card taken
 from the pile, a discard), and the pile and stock count are the record's at that move.
 """
@@ -36,7 +36,7 @@ from click.testing import CliRunner
 
 from ginproto.record import read_games
 from referee.cli import cli
-from referee.replay import json_hands
+from referee.views.replay import json_hands
 
 ROOT = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee import outputs
 from referee.cli import cli
-from referee.seats import DebugLog
+from referee.engines import outputs
+from referee.scheduling.seats import DebugLog
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = [sys.executable, "-c", "from referee.cli import main; main()"]
@@ -295,8 +295,8 @@ for text in sys.stdin:
 
 def test_an_info_flood_keeps_the_debug_log_bounded(tmp_path: Path) -> None:
     """An engine writes 4.5 MB of info lines before each move; the debug log keeps at most
-    1 MiB of its lines a game (``referee.seats.ENGINE_LOG_LIMIT``, as the README says), then
-    only the line before each of the referee's (its move) after a marker saying how many
+    1 MiB of its lines a game (``referee.scheduling.seats.ENGINE_LOG_LIMIT``, as the README says),
+    then only the line before each of the referee's (its move) after a marker saying how many
     were left out."""
     script = tmp_path / "flood.py"
     script.write_text(FLOOD_ENGINE)

@@ -36,7 +36,7 @@ from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine
 from ginproto.table import GameLog, Player, PlayerFault, play_game, role_draw
-from referee.play import (
+from referee.views.play import (
     Command,
     HumanPlayer,
     Refusal,
@@ -809,7 +809,7 @@ def test_the_discard_pile_is_worded_top_last_in_the_terminal_the_viewer_and_the_
     assert pile_text(pile, PLAIN) == "... Ks Jc Qs Kh Qh 8h  (7 cards, top last)"
     assert pile_text(pile, PLAIN, shown=None) == "5c Ks Jc Qs Kh Qh 8h  (7 cards, top last)"
     assert pile_text(pile[:1], PLAIN) == "5c  (1 card, top last)"
-    viewer = (ROOT / "referee" / "html" / "assets" / "viewer.js").read_text()
+    viewer = (ROOT / "referee" / "views" / "html" / "assets" / "viewer.js").read_text()
     assert "', top last)'" in viewer
     protocol = (ROOT / "spec" / "PROTOCOL.md").read_text()
     (row,) = [line for line in protocol.splitlines() if line.startswith("| `pile` |")]

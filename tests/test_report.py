@@ -1,4 +1,5 @@
-"""The result block of a match: its figures, their text, and their JSON (referee/report.py)."""
+"""The result block of a match: its figures, their text, and their JSON
+(referee/results/report.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from statistics import NormalDist
 
 import pytest
 
-from referee.report import GameSummary, Standings, elo_text, signed
+from referee.results.report import GameSummary, Standings, elo_text, signed
 
 Z95 = NormalDist().inv_cdf(0.975)
 
@@ -326,7 +327,7 @@ def test_summaries_must_have_one_seat_list_per_hand() -> None:
 
 def test_names_are_cut_at_the_limit_and_kept_apart() -> None:
     from ginproto.text import ID_LIMIT
-    from referee.report import distinct
+    from referee.results.report import distinct
 
     long = "N" * 300
     s = two(1, 1, names=(long + "1", long + "2"))
@@ -341,7 +342,7 @@ def test_names_are_cut_at_the_limit_and_kept_apart() -> None:
 
 
 def test_a_summary_is_stored_as_compact_json_and_read_back_the_same() -> None:
-    from referee.report import summary_from_json, summary_json
+    from referee.results.report import summary_from_json, summary_json
 
     summary = GameSummary(
         (2, 0, 1), 7, 2, (1, "timeout"), ((2, 25), (None, 0)), ((2, 0), (0, 1)), (2, None, 0)
@@ -361,7 +362,7 @@ def test_a_summary_is_stored_as_compact_json_and_read_back_the_same() -> None:
 
 
 def test_a_summary_stored_before_hollywood_columns_reads_with_none() -> None:
-    from referee.report import summary_from_json
+    from referee.results.report import summary_from_json
 
     text = '{"lineup":[1,0],"key":4,"winner":0,"faulted":null,"hands":[[0,12]],"seats":[[1,0]]}'
     assert summary_from_json(text) == GameSummary((1, 0), 4, 0, None, ((0, 12),), ((1, 0),), ())

@@ -18,7 +18,7 @@ from ginproto.moves import Move
 from ginproto.record import EngineInfo, dumps, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, GameLog, PlayerFault, play_game
-from referee.report import Standings, summarize, summarize_records
+from referee.results.report import Standings, summarize, summarize_records
 from tests.helpers import KnockerPlayer
 
 NAMES = ("Knocker", "Other")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ginproto.record import TruncatedRecordError, loads
 from referee.cli import cli
-from referee.report import summarize_records
+from referee.results.report import summarize_records
 
 
 def ginref(*args: str) -> tuple[int, str]:

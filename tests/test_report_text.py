@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ginproto.game import Game, GameEnd
 from ginproto.rules import Rules
-from referee.report import GameSummary, Standings, summarize_game
+from referee.results.report import GameSummary, Standings, summarize_game
 
 
 def game(

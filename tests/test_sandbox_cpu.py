@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee import sandbox
-from referee.affinity import CpuPlan, cpu_list
 from referee.cli import cli
-from referee.process import EngineProcess
-from referee.sandbox import GiB, Limits, Policy, SandboxMode, cpu_quota, support
+from referee.engines import sandbox
+from referee.engines.affinity import CpuPlan, cpu_list
+from referee.engines.process import EngineProcess
+from referee.engines.sandbox import GiB, Limits, Policy, SandboxMode, cpu_quota, support
 from referee.tournament import ConfigError, build_config, load_config
 from tests.test_sandbox import _sandbox_in_ci, needs_sandbox
 

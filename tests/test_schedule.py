@@ -17,8 +17,8 @@ from helpers import RandomPlayer
 from ginproto.record import EngineInfo
 from ginproto.rules import Rules, Variant
 from ginproto.table import GameLog, Player
-from referee.jobs import GameJob
-from referee.match import run_jobs, schedule
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import run_jobs, schedule
 from referee.tournament import TournamentConfig, build_config, plan
 
 T = TypeVar("T")

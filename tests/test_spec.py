@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from referee.transcript import SPEC, render, spec_section, transcript
+from referee.views.transcript import SPEC, render, spec_section, transcript
 
 
 def test_protocol_transcript_in_the_spec_is_what_the_referee_sends_today() -> None:
     expected = render(transcript())
     actual = spec_section(SPEC.read_text())
-    assert actual == expected, "spec/PROTOCOL.md is stale: run python -m referee.transcript --write"
+    assert actual == expected, (
+        "spec/PROTOCOL.md is stale: run python -m referee.views.transcript --write"
+    )
 
 
 def test_transcript_shows_a_whole_game_with_every_kind_of_line() -> None:
@@ -161,9 +163,9 @@ def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> N
     from click import Context
 
     from referee.api import play_match
-    from referee.check import run_checks
     from referee.cli import cli
-    from referee.engine import EnginePlayer
+    from referee.engines.check import run_checks
+    from referee.engines.engine import EnginePlayer
     from referee.tournament import load_config
 
     text = spec_text()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee import stats
-from referee.report import GameSummary, Standings
+from referee.results import stats
+from referee.results.report import GameSummary, Standings
 
 
 def game(
@@ -117,7 +117,7 @@ def test_a_game_log_is_summarized_by_engine() -> None:
 
     from ginproto.rules import Rules, Variant
     from ginproto.table import play_game
-    from referee.report import summarize
+    from referee.results.report import summarize
 
     log = play_game(Rules(target=40), [KnockerPlayer(1), KnockerPlayer(2)], seed=3, key=5)
     summary = summarize((7, 4), 5, log)  # engine 7 is player 0, engine 4 player 1
@@ -152,7 +152,7 @@ def test_a_forfeit_is_summarized_against_the_engine_that_made_it() -> None:
     from ginproto.moves import Move
     from ginproto.rules import Rules
     from ginproto.table import Decision, FaultKind, PlayerFault, play_game
-    from referee.report import summarize
+    from referee.results.report import summarize
 
     class Faulty(RandomPlayer):
         def decide(self, view: GameView, decision: Decision) -> Move:

@@ -12,7 +12,7 @@ from statistics import NormalDist
 
 import pytest
 
-from referee.stats import (
+from referee.results.stats import (
     ELO_PER_NAT,
     SPRT,
     elo_from_score,
@@ -291,7 +291,7 @@ def test_mle_prior_shrinks_toward_the_mean() -> None:
 def test_running_mean_gives_the_same_interval_in_constant_memory() -> None:
     import random
 
-    from referee.stats import RunningMean, mean_interval
+    from referee.results.stats import RunningMean, mean_interval
 
     rng = random.Random(5)
     values = [rng.randint(-60, 90) for _ in range(5000)]
@@ -372,7 +372,7 @@ def test_sprt_llr_of_only_draws_uses_the_pseudo_game() -> None:
 
 
 def test_empty_inputs_are_refused_with_a_reason() -> None:
-    from referee.stats import RunningMean
+    from referee.results.stats import RunningMean
 
     with pytest.raises(ValueError, match="mean_interval of no values"):
         mean_interval([])

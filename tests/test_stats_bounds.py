@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from referee import stats
-from referee.stats import MAX_SPRT_ELO, SPRT
+from referee.results import stats
+from referee.results.stats import MAX_SPRT_ELO, SPRT
 
 
 @pytest.mark.parametrize("counts", [(-1, 0, 0), (0, -1, 0), (0, 0, -1)])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee import stats
-from referee.stats import MAX_SPRT_ELO, SPRT
+from referee.results import stats
+from referee.results.stats import MAX_SPRT_ELO, SPRT
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import (
+from referee.results.store import (
     RECORDS_NAME,
     STORE_NAME,
     DirectoryLock,
@@ -194,7 +194,7 @@ def test_directory_lock(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import json, sys
-    from referee.store import GameResult, Store
+    from referee.results.store import GameResult, Store
     store = Store.open(sys.argv[1])
     print("ready", flush=True)
     for g in store.games("pending"):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_store import SETTINGS, record, result, schedule
 
-from referee.store import RecordsFile, Store
+from referee.results.store import RecordsFile, Store
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ from ginproto.record import read_games
 from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from referee.cli import cli
-from referee.report import GameSummary
-from referee.stats import ELO_PER_NAT
-from referee.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
+from referee.results.report import GameSummary
+from referee.results.stats import ELO_PER_NAT
+from referee.results.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
 from referee.tournament import (
     ConfigError,
     JobContext,

@@ -16,9 +16,9 @@ from test_clock import ENGINE, _view
 
 from ginproto.rules import Rules
 from ginproto.table import Decision
-from referee.engine import EnginePlayer
-from referee.jobs import GameJob
-from referee.store import RECORDS_NAME, GameResult, Store
+from referee.engines.engine import EnginePlayer
+from referee.results.store import RECORDS_NAME, GameResult, Store
+from referee.scheduling.jobs import GameJob
 from referee.tournament import (
     SettingsChanged,
     TournamentConfig,

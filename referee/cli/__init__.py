@@ -2,9 +2,10 @@
 
 The group (``cli``) and the console entry point (``main``) live here; each command is a module
 of this package (``referee.cli.match``, ``referee.cli.tournament``, ...) and the options they
-share are ``referee.cli.options``. The machinery the commands drive (``referee.match``,
-``referee.tournament``, ``referee.check``, ``referee.replay``, ``referee.play``) lives outside,
-usable without click.
+share are ``referee.cli.options``. The machinery the commands drive (``referee.api``,
+``referee.engines.check``, ``referee.views.replay``, ``referee.views.play``) lives outside, usable
+without click. Every refusal of the referee (a ``referee.errors.RefereeError``) becomes ``Error:
+MESSAGE`` and its exit code in one place, the group's ``invoke``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ginproto import __version__
+from referee.errors import RefereeError
 
 # Each command is imported when it runs (or shows its help), so that a command imports only
 # what it uses: ``ginref match`` neither the tournament store nor the conformance battery.
@@ -54,6 +56,16 @@ class LazyGroup(click.Group):
                 raise TypeError(f"{self.lazy[cmd_name]}.{cmd_name} is not a click command")
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a `RefereeError` it lets through (the referee refusing what it
+        was asked) becomes ``Error: MESSAGE`` and the error's exit code, here and nowhere
+        else. A command catches one only to say more (where to resume, say)."""
+        try:
+            return super().invoke(ctx)
+        except RefereeError as exc:  # as click shows its own ClickException
+            click.echo(f"Error: {exc}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
 
 
 @click.group(

@@ -1,4 +1,4 @@
-"""``ginref check ENGINE``: run the conformance battery (``referee.check``) and print it."""
+"""``ginref check ENGINE``: run the conformance battery (``referee.engines.check``) and print it."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def check(
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
-    from referee.check import CHECKS, CheckResult, run_checks  # imported only when it runs
-    from referee.engine import EngineSpec, EngineSpecError
+    from referee.engines.check import CHECKS, CheckResult, run_checks  # imported only when it runs
+    from referee.engines.engine import EngineSpec, EngineSpecError
 
     pairs = []
     for item in options:

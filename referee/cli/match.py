@@ -1,14 +1,11 @@
 """``ginref match``: play engines against each other, a fixed number of games or until an SPRT
-decides, and print the standings. The games are ``referee.match``'s; this module only turns
-options into a ``MatchConfig`` and results into output."""
+decides, and print the standings. The match is ``referee.api.play_match``'s; this module only
+turns options into its arguments, and its hooks and results into output."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import sys
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -19,32 +16,23 @@ from referee.cli.options import (
     OUTPUT_FOLDER,
     OUTPUTS_HELP,
     affinity_option,
-    announce_affinity,
-    announce_sandbox,
     dask_option,
     engine_limits,
     env_option,
-    open_cluster,
     parse_engines,
     parse_rules,
     parse_seed,
-    remove_if_empty,
     sandbox_mode,
     sandbox_options,
-    sandboxed,
     timeout_options,
 )
 from referee.cli.serve import Live, check_web, serve_option
-from referee.dask_address import DaskError
+from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
-    from ginproto.record import GameRecord
-    from referee.clock import TimeControl
-    from referee.dask_backend import DaskCluster
-    from referee.engine import EngineSpec
-    from referee.live import Address
-    from referee.match import JobRunner, MatchConfig, MatchResult, Played
-    from referee.report import Standings
+    from referee.api import GameOutcome, MatchResult, MatchStart
+    from referee.engines.clock import TimeControl
+    from referee.views.live import Address
 
 
 VARIANTS = [v.value for v in Variant]
@@ -205,34 +193,86 @@ def match(
     --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/).
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
-    from ginproto.record import record_from_log
-    from referee.clock import TimeControl, TimeControlError
-    from referee.match import (
-        MatchConfig,
-        MatchInterrupted,
-        cpu_plan,
-        engine_names,
-        run_jobs,
-        run_match,
-    )
-    from referee.preflight import EngineNotReady
-    from referee.progress import Progress
-    from referee.stats import SPRT
+    from referee import api
 
     if serve is not None:
         check_web()
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
-    rules = parse_rules(variant, rule, len(engines))
+    rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value
     specs = parse_engines(engines, options, names, env)
     mode = sandbox_mode(sandbox, no_sandbox)
     engine_limit = engine_limits(limits, len(engines))
+    control = _time_control(tc, move_timeout, time_margin)
+    _check_together(len(engines), sprt, dask, debug_log, affinity)
+    live = None if serve is None else Live(serve)
+    shown = _Progress(games, quiet)
     try:
-        control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
+        result = api.play_match(
+            specs,
+            rules=rules,
+            games=games,
+            seed=parse_seed(seed),
+            concurrency=concurrency,
+            duplicate=duplicate,
+            record=record,
+            tc=control,
+            startup_timeout=startup_timeout,
+            sprt=sprt,
+            sandbox=mode,
+            limits=engine_limit,
+            network=network,
+            read=readable,
+            affinity=affinity,
+            debug_log=debug_log,
+            stderr_dir=stderr_dir,
+            dask=dask,
+            html=html_out,
+            serve=None if live is None else live.page,
+            on_start=shown.start,
+            on_game=shown.game,
+            on_warning=_warn,
+        )
+    except api.MatchInterrupted as exc:
+        shown.close()
+        _interrupted(exc.result, games, record, as_json)
+    except ReportError as exc:  # the results are still printed, then this
+        shown.close()
+        if exc.result is not None:  # None: interrupted, and the report of the games failed
+            _print_results(exc.result, as_json, games)
+        raise
+    except OSError as exc:
+        if isinstance(exc, RefereeError):
+            raise
+        raise _cannot_write(exc, record, shown) from None
+    finally:  # a refusal (RefereeError) goes on to the group, which says it
+        shown.close()
+    _print_results(result, as_json, games)
+    if live is not None:
+        live.stay()
+
+
+def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
+    from referee.engines.clock import TimeControl, TimeControlError
+
+    try:
+        return TimeControl.parse(tc, move=move_timeout, margin=time_margin)
     except TimeControlError as exc:
         raise click.BadParameter(str(exc), param_hint="--tc") from None
+
+
+def _check_together(
+    engines: int,
+    sprt: tuple[float, float, float, float] | None,
+    dask: str | None,
+    debug_log: str | None,
+    affinity: bool,
+) -> None:
+    """Refuse (exit 2) the options that do not go together, or an SPRT it cannot run."""
+    from referee.results.stats import SPRT
+
     if sprt is not None:
-        if len(engines) != 2:
+        if engines != 2:
             raise click.UsageError("--sprt compares two engines")
         try:
             SPRT(*sprt)
@@ -246,213 +286,97 @@ def match(
         raise click.UsageError(
             "--affinity pins the engines of local games; it is not available with --dask"
         )
-    announce_sandbox(mode)
-    # Files made here for the sandbox to hide are removed again if no game is played.
-    new_files = [p for p in (record, debug_log) if p and not os.path.lexists(p)]
-    specs = sandboxed(
-        specs, mode, engine_limit, network, [record, debug_log], [stderr_dir], readable
-    )
-    runner: JobRunner = run_jobs
-    where = ""
-    live = None if serve is None else Live.open(serve, "ginref match", "match")
-    if dask is not None:
-        try:
-            cluster = click.get_current_context().with_resource(open_cluster(dask))
-            specs = _checked_on_cluster(cluster, specs, control, startup_timeout)
-        except click.ClickException:
-            remove_if_empty(new_files)
-            raise
-        except KeyboardInterrupt:
-            remove_if_empty(new_files)
-            _interrupted(None, games, record, as_json)
-        runner = cluster.run_jobs
-        where = f", on {cluster.describe()}"
-    config = MatchConfig(
-        engines=specs,
-        rules=rules,
-        games=games,
-        seed=parse_seed(seed),
-        control=control,
-        duplicate=duplicate,
-        concurrency=concurrency,
-        startup_timeout=startup_timeout,
-        record=record,
-        debug_log=debug_log,
-        stderr_dir=stderr_dir,
-        sprt=sprt,
-        affinity=affinity,
-    )
-    announce_affinity(cpu_plan(config))
-    err = sys.stderr
-    try:
-        display = engine_names(config, check=dask is None)
-    except EngineNotReady as exc:
-        remove_if_empty(new_files)
-        raise click.ClickException(str(exc)) from None
-    except KeyboardInterrupt:  # while the engines start
-        remove_if_empty(new_files)
-        _interrupted(None, games, record, as_json)
-    if not quiet:
-        click.echo(
-            f"Match: {' vs '.join(display)}, {rules.variant}, {games} games"
-            f"{' (duplicate)' if duplicate else ''}, seed {config.seed}, tc {control}{where}",
-            err=True,
-        )
-    progress = Progress(games, stream=err, quiet=quiet)
-    records: list[GameRecord] = []
-    finished: list[Standings] = []  # the standings after the last finished game
-    shown = None
-    if live is not None:
-        shown = _live_match(live, display, config, dask is None)
-        if dask is None:
-            runner = live.watching(runner, display)
 
-    def on_game(done: Played, standings: Standings) -> None:
-        if shown is not None:
-            shown(done, standings)
-        finished[:] = [standings]
-        if html_out is not None:
-            records.append(
-                record_from_log(
-                    done.log, done.engines, event=config.event,
-                    extra=[("Game", str(done.job.index + 1))],
-                )
+
+class _Progress:
+    """What the match shows on stderr as it plays: the line that says what is played, once
+    the engines are checked (``on_start``), then a line or a bar per game (``on_game``)."""
+
+    def __init__(self, games: int, quiet: bool) -> None:
+        from referee.views.progress import Progress
+
+        self.games = games
+        self.quiet = quiet
+        self.match: MatchStart | None = None
+        self.played = 0
+        self.bar = Progress(games, stream=sys.stderr, quiet=True)
+
+    def start(self, start: MatchStart) -> None:
+        from referee.views.progress import Progress
+
+        self.match = start
+        if not self.quiet:
+            where = "" if start.cluster is None else f", on {start.cluster}"
+            click.echo(
+                f"Match: {' vs '.join(start.names)}, {start.variant}, {start.games} games"
+                f"{' (duplicate)' if start.duplicate else ''}, seed {start.seed},"
+                f" tc {start.control}{where}",
+                err=True,
             )
-        fault = done.log.fault
-        who = done.log.winner
-        text = "drawn" if who is None else f"{display[done.job.lineup[who]]} wins"
-        if fault is not None:
-            text += f" ({display[done.job.lineup[fault.player]]} forfeits: {fault.kind})"
-        progress.step(f"game {done.job.index + 1}: {text}")
+        self.bar = Progress(self.games, stream=sys.stderr, quiet=self.quiet)
 
-    try:
-        result = run_match(config, display, on_game, runner)
-    except MatchInterrupted as exc:
-        progress.close()
-        remove_if_empty(new_files)
-        if html_out is not None and records:
-            _write_report(records, html_out, display, config)
-        _interrupted(exc.result, games, record, as_json, config)
-    except KeyboardInterrupt:  # before the first game started
-        progress.close()
-        remove_if_empty(new_files)
-        _interrupted(None, games, record, as_json)
-    except OSError as exc:
-        played = finished[0].games if finished else 0
-        kept = f", kept in {record}" if record and played else ""
-        raise click.ClickException(
-            f"the referee cannot write its own file: {exc.strerror or exc}"
-            f"{': ' + str(exc.filename) if exc.filename else ''}; the match stopped after"
-            f" {played} finished game{'' if played == 1 else 's'}{kept}"
-        ) from None
-    except DaskError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        progress.close()
-    failed: click.ClickException | None = None
-    if html_out is not None:
-        try:
-            _write_report(records, html_out, display, config)
-        except click.ClickException as exc:  # the results are still printed, then this
-            failed = exc
-    if live is not None:
-        live.over(
-            f"stopped early after {result.played} of {games} games"
-            if result.stopped_early
-            else f"complete: {result.played} of {games} games"
-        )
-    _print_results(config, result, as_json, games)
-    if failed is not None:
-        raise failed
-    if live is not None:
-        live.stay()
+    def game(self, game: GameOutcome) -> None:
+        assert self.match is not None, "on_start comes first"
+        names = self.match.names
+        self.played += 1
+        text = "drawn" if game.winner is None else f"{names[game.winner]} wins"
+        if game.fault is not None:
+            text += f" ({names[game.engines[game.fault.player]]} forfeits: {game.fault.kind})"
+        self.bar.step(f"game {game.number}: {text}")
+
+    def close(self) -> None:
+        self.bar.close()
 
 
-def _live_match(
-    live: Live, names: Sequence[str], config: MatchConfig, local: bool
-) -> Callable[[Played, Standings], None]:
-    """The live page's hook for each finished game, the page titled as the match."""
-    from referee.live import feed_match
+def _cannot_write(exc: OSError, record: str | None, shown: _Progress) -> click.ClickException:
+    """A file of the referee's own that cannot be written: before game 1, or after some."""
+    from referee.errors import OutputError
 
-    live.state.title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
-    return feed_match(live.state, names, config.games, config.sprt, config.event)
+    if shown.match is None:
+        return click.ClickException(str(OutputError.cannot_write(exc)))
+    played = shown.played
+    kept = f", kept in {record}" if record and played else ""
+    return click.ClickException(
+        f"{OutputError.cannot_write(exc)}; the match stopped after"
+        f" {played} finished game{'' if played == 1 else 's'}{kept}"
+    )
 
 
-def _print_results(config: MatchConfig, result: MatchResult, as_json: bool, games: int) -> None:
-    from referee.match import match_json, sprt_json
+def _warn(line: str) -> None:
+    click.echo(line, err=True)
 
+
+def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
-        click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
+        click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         return
-    sprt_state = sprt_json(result.sprt)
-    for line in result.standings.lines():
-        click.echo(line)
-    if sprt_state is not None:
-        llr, lower, upper = sprt_state["llr"], sprt_state["lower"], sprt_state["upper"]
-        words = _sprt_words(str(sprt_state["state"]))
-        click.echo(f"SPRT: llr {llr:.3f} ({lower:.3f}, {upper:.3f}), {words}")
-    if result.stopped_early:
-        click.echo(f"Stopped early after {result.played} of {games} games.")
-
-
-def _write_report(
-    records: list[GameRecord], out: str, names: Sequence[str], config: MatchConfig
-) -> None:
-    from ginproto.record import RecordError
-    from referee.html.report import write_match_report  # the page's assets load only when asked
-
-    title = f"{' vs '.join(names)}: {config.rules.variant}, seed {config.seed}"
-    try:
-        write_match_report(
-            records, out, title=title, names=names, sprt=config.sprt,
-            duplicate=config.duplicate,
+    click.echo(result.table)
+    if result.sprt is not None:
+        words = _sprt_words(result.sprt.state)
+        click.echo(
+            f"SPRT: llr {result.sprt.llr:.3f} ({result.sprt.lower:.3f},"
+            f" {result.sprt.upper:.3f}), {words}"
         )
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    except RecordError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc}") from None
+    if result.stopped_early:
+        click.echo(f"Stopped early after {len(result.games)} of {games} games.")
 
 
 def _interrupted(
-    result: MatchResult | None,
-    games: int,
-    record: str | None,
-    as_json: bool,
-    config: MatchConfig | None = None,
+    result: MatchResult | None, games: int, record: str | None, as_json: bool
 ) -> NoReturn:
     """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
     recorded); before the first game finished, standard output stays empty."""
-    from referee.match import match_json
-
-    played = result.played if result is not None else 0
+    played = len(result.games) if result is not None else 0
     click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
-    if result is not None and config is not None and played:
+    if result is not None and played:
         if as_json:
-            click.echo(json.dumps(match_json(config, result), indent=2, allow_nan=False))
+            click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         else:
-            for line in result.standings.lines():
-                click.echo(line)
+            click.echo(result.table)
         if record:
             click.echo(f"The finished games are kept in {record}.", err=True)
     raise click.exceptions.Exit(130)
-
-
-def _checked_on_cluster(
-    cluster: DaskCluster,
-    specs: tuple[EngineSpec, ...],
-    control: TimeControl,
-    startup_timeout: float,
-) -> tuple[EngineSpec, ...]:
-    """Check every engine on every worker before game 1 (refusing to begin otherwise), and
-    name each engine as it names itself there (it may not even exist here)."""
-    try:
-        ids = cluster.check_engines(specs, control, startup_timeout)
-    except DaskError as exc:
-        raise click.ClickException(str(exc)) from None
-    return tuple(
-        dataclasses.replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs)
-    )
 
 
 def _sprt_words(state: str) -> str:

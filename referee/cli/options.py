@@ -8,18 +8,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from referee import outputs
 from referee.defaults import DEFAULT_MARGIN
-from referee.sandbox import SandboxMode
+from referee.engines import outputs
+from referee.engines.sandbox import SandboxMode
 
 # The machinery (the protocol, the engines, the outputs) is imported by the functions that use
 # it, when a command runs: declaring the options, for a command's --help, needs none of it.
 if TYPE_CHECKING:
     from ginproto.rules import Rules
-    from referee.affinity import CpuPlan
-    from referee.dask_backend import DaskCluster
-    from referee.engine import EngineSpec
-    from referee.sandbox import Limits
+    from referee.engines.engine import EngineSpec
+    from referee.engines.sandbox import Limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,14 +45,14 @@ def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
 
 class Duration(click.ParamType[float]):
     """Seconds: a finite positive number whose milliseconds fit in a protocol line
-    (``referee.clock.duration``, the one check that config files use too)."""
+    (``referee.engines.clock.duration``, the one check that config files use too)."""
 
     name = "seconds"
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> float:
-        from referee.clock import TimeControlError, duration
+        from referee.engines.clock import TimeControlError, duration
 
         if isinstance(value, float):
             text: object = value
@@ -71,7 +69,7 @@ SECONDS = Duration()
 
 class OutputPath(click.ParamType[str]):
     """A path the referee writes, checked when the command line is read, before anything is
-    played or made (``referee.outputs``: a regular file or a new one in an existing folder;
+    played or made (``referee.engines.outputs``: a regular file or a new one in an existing folder;
     with ``folder``, a folder that exists or can be made). A device, a FIFO, a link given
     for a file, or a file in a folder that does not exist is refused with its reason."""
 
@@ -99,14 +97,6 @@ OUTPUTS_HELP = f"Outputs: {OUTPUT_RULE} A folder output may be a folder or a lin
 """The epilog of every command that writes files."""
 
 
-def check_output_folder(path: str, files: Sequence[str], what: str) -> None:
-    """`OutputPath`'s check of a folder that does not come from the command line (a config
-    file's ``what``): a clear message (exit 1, as for a store that cannot be used) before
-    anything is made."""
-    try:
-        outputs.check_folder(path, files)
-    except OSError as exc:
-        raise click.ClickException(f"cannot use {what}: {exc}") from None
 
 
 def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
@@ -185,7 +175,7 @@ def dask_option(help_text: str) -> Callable[[F], F]:
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None:
             return None
-        from referee.dask_address import parse_address
+        from referee.cluster.address import parse_address
 
         try:
             return parse_address(value)
@@ -195,14 +185,6 @@ def dask_option(help_text: str) -> Callable[[F], F]:
     return click.option("--dask", metavar="ADDRESS", callback=check, help=help_text)
 
 
-def open_cluster(address: str) -> DaskCluster:
-    """Connect to the Dask cluster (or start ``local:N``); its errors become clear messages."""
-    from referee.dask_backend import DaskCluster, DaskError
-
-    try:
-        return DaskCluster(address)
-    except DaskError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def sandbox_options(limits: bool = True, default: str | None = "auto") -> Callable[[F], F]:
@@ -262,7 +244,8 @@ AFFINITY_HELP = (
 
 def affinity_option(flag: bool = True) -> Callable[[F], F]:
     """``--affinity`` (with ``flag=False``, ``--affinity/--no-affinity``, default None: the
-    config file's): pin each local game's engines to CPUs of their own (``referee.affinity``)."""
+    config file's): pin each local game's engines to CPUs of their own
+    (``referee.engines.affinity``)."""
     if flag:
         return click.option("--affinity", is_flag=True, help=AFFINITY_HELP)
     return click.option(
@@ -270,11 +253,6 @@ def affinity_option(flag: bool = True) -> Callable[[F], F]:
     )
 
 
-def announce_affinity(plan: CpuPlan | None) -> None:
-    """Print the affinity's warning line on stderr, when games at once must share CPUs."""
-    line = plan.warning() if plan is not None else None
-    if line is not None:
-        click.echo(line, err=True)
 
 
 def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
@@ -288,14 +266,10 @@ def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
 
 def announce_sandbox(mode: SandboxMode) -> None:
     """Print the sandbox's warning lines on stderr (where it cannot run, or a limit cannot
-    be enforced); with ``require``, refuse to start where it cannot run."""
-    from referee.sandbox import SandboxError, start_warnings
+    be enforced); with ``require``, refuse to start (`SandboxError`) where it cannot run."""
+    from referee.engines.sandbox import start_warnings
 
-    try:
-        lines = start_warnings(mode)
-    except SandboxError as exc:
-        raise click.ClickException(f"{exc}; refusing to start") from None
-    for line in lines:
+    for line in start_warnings(mode):
         click.echo(line, err=True)
 
 
@@ -314,7 +288,7 @@ def engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
 
 def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
     """Each engine's limits from ``--limit [N:]NAME=VALUE`` options."""
-    from referee.sandbox import Limits
+    from referee.engines.sandbox import Limits
 
     per_engine: list[dict[str, str]] = [{} for _ in range(count)]
     for item in items:
@@ -335,14 +309,6 @@ def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
     return out
 
 
-def reserve_paths(paths: Sequence[str | None], folders: Sequence[str | None] = ()) -> list[str]:
-    """``referee.outputs.reserve_paths``, a failure being a clear message (exit 1)."""
-    from referee import outputs
-
-    try:
-        return outputs.reserve_paths(paths, folders)
-    except OSError as exc:
-        raise _cannot_write(exc) from None
 
 
 def sandboxed(
@@ -354,9 +320,9 @@ def sandboxed(
     folders: Sequence[str | None] = (),
     readable: Sequence[str] = (),
 ) -> tuple[EngineSpec, ...]:
-    """``referee.outputs.sandboxed``, a failure to make an output file being a clear message
+    """``referee.engines.outputs.sandboxed``, a failure to make an output file being a clear message
     (exit 1)."""
-    from referee import outputs
+    from referee.engines import outputs
 
     try:
         return outputs.sandboxed(specs, mode, limits, network, files, folders, readable)
@@ -365,10 +331,9 @@ def sandboxed(
 
 
 def _cannot_write(exc: OSError) -> click.ClickException:
-    return click.ClickException(
-        f"the referee cannot write its own file: {exc.strerror or exc}"
-        f"{': ' + str(exc.filename) if exc.filename else ''}"
-    )
+    from referee.errors import OutputError
+
+    return click.ClickException(str(OutputError.cannot_write(exc)))
 
 
 def parse_rules(variant: str | None, rule: Sequence[str], engines: int) -> Rules:
@@ -399,7 +364,7 @@ def parse_engines(
 ) -> tuple[EngineSpec, ...]:
     """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
     ``--env [N:]NAME=VALUE``."""
-    from referee.engine import EngineSpec, EngineSpecError
+    from referee.engines.engine import EngineSpec, EngineSpecError
 
     per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
     for item in options:
@@ -440,17 +405,12 @@ def parse_engines(
 
 
 def random_seed() -> int:
-    """``referee.match.random_seed``: a seed for a run given none."""
-    from referee.match import random_seed
+    """``referee.scheduling.match.random_seed``: a seed for a run given none."""
+    from referee.scheduling.match import random_seed
 
     return random_seed()
 
 
-def remove_if_empty(paths: Sequence[str]) -> None:
-    """``referee.outputs.remove_if_empty``: remove the files a refused run made and left empty."""
-    from referee.outputs import remove_if_empty
-
-    remove_if_empty(paths)
 
 
 def parse_seed(seed: str | None) -> int | str:

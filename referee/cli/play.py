@@ -1,7 +1,7 @@
 """``ginref play``: a person against engines at the terminal, through the same referee.
 
 The game loop is ``ginproto.table.play_game``'s; the person's seat (``HumanPlayer``) and the
-words it prints are ``referee.play``'s; this module reads the options, starts the engines and
+words it prints are ``referee.views.play``'s; this module reads the options, starts the engines and
 records the game. Its exit status: 0 for a game played out or resigned with ``quit``, 1 when
 the input ended (Ctrl-D), 130 for Ctrl-C; the game is recorded in every one of these cases.
 """
@@ -142,10 +142,10 @@ def play(
     """
     from ginproto.record import EngineInfo, append_game, record_from_log
     from ginproto.table import play_game
-    from referee.clock import TimeControl, TimeControlError
-    from referee.engine import EnginePlayer
-    from referee.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
-    from referee.preflight import EngineNotReady, ready
+    from referee.engines.clock import TimeControl, TimeControlError
+    from referee.engines.engine import EnginePlayer
+    from referee.engines.preflight import ready
+    from referee.views.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
 
     given = (engine,) if engine2 is None else (engine, engine2)
     rules = _rules(variant, rule, len(given))
@@ -171,10 +171,7 @@ def play(
     seats = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
     try:
         for seat in seats:
-            try:
-                ready(seat)
-            except EngineNotReady as exc:
-                raise click.ClickException(str(exc)) from None
+            ready(seat)  # EngineNotReady: the group says why
         for seat, number in zip(seats, others, strict=True):
             seat.new_game(1, number, rules)
         names = _display_names([seat.name for seat in seats])
@@ -276,6 +273,6 @@ def _person(
 
 def _display_names(names: list[str]) -> list[str]:
     """Engine names as shown, repeated ones numbered ``#2`` (as ``ginref match`` shows them)."""
-    from referee.match import numbered
+    from referee.scheduling.match import numbered
 
     return numbered(names)

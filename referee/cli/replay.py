@@ -1,7 +1,8 @@
 """``ginref replay``: show, verify or export the games of a record file.
 
-The rendering, the JSON export and the checks are ``referee.replay``'s and ``ginproto.replay``'s;
-this module reads the options, picks the games and turns errors into exit codes.
+The rendering, the JSON export and the checks are ``referee.views.replay``'s and
+``ginproto.replay``'s; this module reads the options, picks the games and turns errors into exit
+codes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def _records(file: str) -> Iterator[GameRecord]:
 def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
     """Print each error once, in the order found (the first wrong line first), then exit 1
     with ``summary``."""
-    from referee.replay import MAX_SHOWN_ERRORS
+    from referee.views.replay import MAX_SHOWN_ERRORS
 
     for error in errors[:MAX_SHOWN_ERRORS]:
         click.echo(str(error), err=True)
@@ -199,9 +200,9 @@ def _json(
     hand_no: int | None,
     hands: Callable[[GameRecord, int], Iterable[dict[str, Any]]] | None = None,
 ) -> None:
-    """JSON lines of the hands, by ``hands`` (default: ``referee.replay.json_hands``)."""
+    """JSON lines of the hands, by ``hands`` (default: ``referee.views.replay.json_hands``)."""
     from ginproto.replay import verify_game
-    from referee.replay import json_hands
+    from referee.views.replay import json_hands
 
     hands = hands or json_hands
     out = sys.stdout
@@ -215,7 +216,7 @@ def _json(
 
 
 def _html(file: str, game_no: int | None, out: str) -> None:
-    from referee.html.replay import write_replay  # the page's assets load only when asked
+    from referee.views.html.replay import write_replay  # the page's assets load only when asked
 
     selected = list(_selected(file, game_no))
     try:
@@ -242,7 +243,7 @@ def _show(
 ) -> None:
     from ginproto.record import RecordError
     from ginproto.replay import replay_game, verify_game
-    from referee.replay import Quit, Renderer, choose_style
+    from referee.views.replay import Quit, Renderer, choose_style
 
     out = sys.stdout
     style = choose_style(out, colour)

@@ -2,8 +2,8 @@
 
 The standings of an interrupted run, of several runs merged, or of games played elsewhere: each
 game in the files is replayed and checked by the rules engine, and the games that verify are
-added up by the same ``referee.report.Standings`` that a match uses, so the figures are the
-match's own. The work is ``referee.report.summarize_records``; this module only prints.
+added up by the same ``referee.results.report.Standings`` that a match uses, so the figures are the
+match's own. The work is ``referee.results.report.summarize_records``; this module only prints.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from referee.report import RecordStandings
+    from referee.results.report import RecordStandings
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def stats(files: tuple[str, ...], as_json: bool) -> None:
         ginref stats run1.gin run2.gin --json
     """
     from ginproto.record import RecordError
-    from referee.report import finite_json, summarize_records
+    from referee.results.report import finite_json, summarize_records
 
     if files.count("-") > 1:
         raise click.UsageError("standard input ('-') can be read only once")

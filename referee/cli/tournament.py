@@ -1,8 +1,8 @@
 """``ginref tournament``: run a round-robin or gauntlet from a TOML file, and resume it.
 
-A thin layer over ``referee.tournament``: it turns options into config overrides, errors into
-exit codes (a bad config or option: 2; a store that cannot be used or a refused resume: 1),
-and shows the progress and the standings.
+A thin layer over ``referee.api.play_tournament``: it turns options into its arguments (the
+config's overrides), its hooks into progress, errors into exit codes (a bad config or option:
+2; a store that cannot be used or a refused resume: 1), and shows the standings.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -28,29 +27,25 @@ from referee.cli.options import (
     SECONDS,
     OutputPath,
     affinity_option,
-    announce_affinity,
-    announce_sandbox,
-    check_output_folder,
     dask_option,
     margin_option,
-    open_cluster,
-    random_seed,
-    reserve_paths,
     rule_items,
     sandbox_mode,
     sandbox_options,
     seed_value,
 )
 from referee.cli.serve import Live, check_web, serve_option
-from referee.dask_address import DaskError
+from referee.cluster.address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
+from referee.errors import RefereeError, ReportError
 
 # The store (SQLite), the tournament machinery and the Dask backend are imported by the
 # functions that use them, when the command runs.
 if TYPE_CHECKING:
-    from referee.live import Address
-    from referee.store import GameResult, Scheduled, Store
-    from referee.tournament import Backend, TournamentConfig
+    from referee import api
+    from referee.results.store import GameResult, Scheduled
+    from referee.scheduling.standings import TournamentStandings
+    from referee.views.live import Address
 
 EXAMPLE = """\
 \b
@@ -220,9 +215,83 @@ def tournament(
     standings, the games in progress as a spectator sees them, and every finished game in
     the replay viewer.
     """
-    from referee.store import Store, StoreError
-    from referee.tournament import ConfigError, build_config, cpu_plan, load_config
+    import sqlite3
 
+    from referee import api
+    from referee.results.store import StoreError
+    from referee.scheduling.config import ConfigError
+
+    _check_folders(config, resume, output, verify, serve)
+    if verify is not None:
+        _verify(verify)
+        return
+    live = None if serve is None else Live(serve)
+    shown = _Progress(quiet)
+    failed: RefereeError | None = None
+    lost = False  # a second Ctrl-C: the games in progress were dropped
+    with _interrupts() as stopping:
+        try:
+            standings = api.play_tournament(
+                config,
+                output=output,
+                resume=False if resume is None else resume,
+                stderr_dir=stderr_dir,
+                format=fmt,
+                variant=variant,
+                rules=rule_items(rule) or None,
+                games=games,
+                seed=None if seed is None else seed_value(seed),
+                duplicate=duplicate,
+                concurrency=concurrency,
+                tc=tc,
+                move_timeout=move_timeout,
+                startup_timeout=startup_timeout,
+                time_margin=time_margin,
+                event=event,
+                dask=dask,
+                sandbox=None
+                if sandbox is None and not no_sandbox
+                else sandbox_mode(sandbox, no_sandbox),
+                affinity=affinity,
+                html=html_out,
+                serve=None if live is None else live.page,
+                on_start=shown.start,
+                on_game=shown.game,
+                on_warning=_warn,
+                stop=stopping,
+            )
+        except api.TournamentInterrupted as exc:
+            standings, failed, lost = exc.standings, exc.report_error, True
+        except ReportError as exc:  # the standings are still printed, then this
+            standings, failed = exc.result, exc
+        except api.NoOutput:
+            raise click.UsageError(
+                'say where the results go: output = "DIR" in the file, or --output DIR'
+            ) from None
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="CONFIG" if config else None) from None
+        except (OSError, sqlite3.Error, StoreError, DaskError) as exc:
+            if shown.run is not None:  # during the games: say how to resume
+                raise _stopped(exc, shown.run.directory) from None
+            if isinstance(exc, RefereeError):  # the group says it
+                raise
+            raise click.ClickException(str(exc)) from None
+        finally:
+            shown.close()
+    assert shown.run is not None, "a run that returns has started"
+    _results(shown.run, standings, as_json, lost, stopping.signum, failed)
+    if live is not None:
+        live.stay()
+
+
+def _check_folders(
+    config: str | None,
+    resume: str | None,
+    output: str | None,
+    verify: str | None,
+    serve: Address | None,
+) -> None:
+    """Refuse (exit 2) an empty folder, or options that do not go together."""
     for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
         if folder is not None and not folder.strip():
             raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
@@ -235,272 +304,96 @@ def tournament(
             raise click.UsageError(
                 "--verify DIR checks a stored tournament: give no CONFIG nor --resume"
             )
-        _verify(verify)
-        return
-    if config is None and resume is None:
+    elif config is None and resume is None:
         raise click.UsageError("give a CONFIG file, or --resume DIR to continue a tournament")
-    overrides = _overrides(
-        format=fmt,
-        variant=variant,
-        games=games,
-        duplicate=duplicate,
-        concurrency=concurrency,
-        tc=tc,
-        move_timeout=move_timeout,
-        startup_timeout=startup_timeout,
-        time_margin=time_margin,
-        event=event,
-        dask=dask,
-        seed=None if seed is None else seed_value(seed),
-        rules=rule_items(rule) or None,
-        sandbox=None if sandbox is None and not no_sandbox else sandbox_mode(sandbox, no_sandbox),
-        affinity=affinity,
-    )
-    directory = resume or output
-    stored: dict[str, Any] | None = None
-    if resume is not None:
-        try:
-            with Store.open(resume) as old:
-                stored = old.settings
-                run = old.run_options
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
-    try:
-        if config is not None:
-            cfg = load_config(config, overrides)
-        else:
-            assert stored is not None
-            cfg = build_config({**stored, **run}, None, f"{resume}: ", overrides)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="CONFIG" if config else None) from None
-    if directory is None:
-        directory = cfg.output
-    if directory is None:
-        raise click.UsageError(
-            'say where the results go: output = "DIR" in the file, or --output DIR'
-        )
-    if output is None and resume is None:  # the file's output: checked as --output is
-        check_output_folder(directory, FOLDER_FILES, "the config's output")
-    if cfg.seed is None:
-        cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
-    announce_sandbox(cfg.sandbox)
-    announce_affinity(cpu_plan(cfg))
-    live = None if serve is None else Live.open(serve, cfg.event, "tournament")
-    _run(cfg, directory, resume is not None, stderr_dir, as_json, quiet, html_out, config, live)
-    if live is not None:
-        live.stay()
 
 
-def _verify(directory: str) -> None:
-    """Print each stored game that its records contradict, and a summary; exit 1 if any."""
-    import sqlite3
+class _Progress:
+    """What the tournament shows on stderr as it plays: the line that says what is played,
+    once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    from ginproto.record import RecordError
-    from referee.store import Store, StoreError
-    from referee.tournament import verify_tournament
+    def __init__(self, quiet: bool) -> None:
+        from referee.views.progress import Progress
 
-    try:
-        with Store.open(directory) as store:
-            report = verify_tournament(store)
-    except (StoreError, RecordError) as exc:
-        raise click.ClickException(str(exc)) from None
-    except (OSError, sqlite3.Error, ValueError) as exc:
-        raise click.ClickException(f"cannot read the store in {directory}: {exc}") from None
-    for note in report.notes:
-        click.echo(f"note: {note}", err=True)
-    for difference in report.differences:
-        click.echo(str(difference))
-    if not report.ok:
-        raise click.ClickException(report.summary(directory))
-    click.echo(report.summary(directory))
+        self.quiet = quiet
+        self.run: api.TournamentStart | None = None
+        self.bar = Progress(0, quiet=True)
 
+    def start(self, start: api.TournamentStart) -> None:
+        from referee.views.progress import Progress
 
-def _overrides(**given: Any) -> dict[str, Any]:
-    """The settings given on the command line (those left out are ``None``)."""
-    return {key: value for key, value in given.items() if value is not None}
+        self.run = start
+        if not self.quiet:
+            _announce(start)
+        self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
 
-
-def _run(
-    cfg: TournamentConfig,
-    directory: str,
-    resume: bool,
-    stderr_dir: str | None,
-    as_json: bool,
-    quiet: bool,
-    html_out: str | None = None,
-    config: str | None = None,
-    live: Live | None = None,
-) -> None:
-    from referee.store import DirectoryLock, StoreError
-    from referee.tournament import open_tournament
-
-    try:
-        os.makedirs(directory, exist_ok=True)
-        if stderr_dir:
-            os.makedirs(stderr_dir, exist_ok=True)
-        lock = DirectoryLock(directory)
-        lock.acquire()
-    except (OSError, StoreError) as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        if not resume and cfg.dask is None:
-            _preflight(cfg)  # before the store is created: a new run is not started at all
-        # No sandboxed engine sees the store, the records, the config or the stderr files.
-        hidden = reserve_paths([config], [directory, stderr_dir])
-        watch = None if live is None or cfg.dask is not None else live.watch(cfg.names)
-        # On a cluster: checks every worker's engines.
-        backend = _backend(cfg, stderr_dir, hidden, watch)
-        try:
-            store = open_tournament(cfg, directory, resume)
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
-        with store:
-            _play(store, cfg, backend, directory, resume, as_json, quiet, html_out, live)
-    finally:
-        lock.release()
-
-
-def _write_report(directory: str, cfg: TournamentConfig, names: list[str], out: str) -> None:
-    from ginproto.record import RecordError
-    from referee.html.report import write_match_report  # the page's assets load only when asked
-    from referee.store import RECORDS_NAME
-
-    records = os.path.join(directory, RECORDS_NAME)
-    try:
-        write_match_report(
-            [records] if os.path.exists(records) else [],
-            out,
-            title=cfg.event,
-            names=names,
-            duplicate=cfg.duplicate,
-            tournament=True,
-        )
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    except RecordError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc}") from None
-
-
-def _preflight(cfg: TournamentConfig) -> None:
-    """Every engine starts, completes its handshake and declares its options, or exit 1."""
-    from referee.preflight import EngineNotReady, preflight
-
-    try:
-        preflight(cfg.specs(), cfg.control, cfg.startup_timeout)
-    except EngineNotReady as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _backend(
-    cfg: TournamentConfig, stderr_dir: str | None, hidden: list[str], watch: Any = None
-) -> Backend:
-    """Local workers, or the Dask cluster, connected and with every engine checked on every
-    worker before game 1. A sandboxed engine sees none of the ``hidden`` paths. ``watch``
-    wraps the local workers' seats (the live page)."""
-    from referee.tournament import JobContext, LocalBackend
-
-    context = JobContext.of(cfg, stderr_dir, hidden)
-    if cfg.dask is None:
-        return LocalBackend(context, cfg.concurrency, watch)
-    from referee.dask_backend import DaskBackend
-
-    cluster = click.get_current_context().with_resource(open_cluster(cfg.dask))
-    backend = DaskBackend(cluster, context)
-    try:
-        backend.check_engines()
-    except DaskError as exc:
-        raise click.ClickException(str(exc)) from None
-    return backend
-
-
-def _play(
-    store: Store,
-    cfg: TournamentConfig,
-    backend: Backend,
-    directory: str,
-    resume: bool,
-    as_json: bool,
-    quiet: bool,
-    html_out: str | None = None,
-    live: Live | None = None,
-) -> None:
-    import sqlite3
-
-    from referee.dask_backend import DaskBackend
-    from referee.live import feed_tournament
-    from referee.progress import Progress
-    from referee.store import StoreError
-    from referee.tournament import TournamentStandings, run_tournament
-
-    names = store.names
-    done, total = store.counts()
-    if not quiet:
-        what = (
-            f"Resuming {directory}: {done} of {total} games played"
-            if resume
-            else f"Tournament in {directory}: {total} games"
-        )
-        click.echo(
-            f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
-            f" {cfg.rules.variant}, {cfg.games} games per pairing"
-            f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
-            + (
-                f" on {backend.cluster.describe()}"
-                if isinstance(backend, DaskBackend)
-                else f" concurrency {cfg.concurrency}"
-            ),
-            err=True,
-        )
-    if resume and done < total and not isinstance(backend, DaskBackend):
-        _preflight(cfg)  # a cluster's workers were checked when it was connected
-    progress = Progress(total - done, stream=sys.stderr, quiet=quiet)
-    shown = None if live is None else feed_tournament(live.state, store)
-
-    def on_game(game: Scheduled, result: GameResult) -> None:
-        if shown is not None:
-            shown(game, result)
+    def game(self, game: Scheduled, result: GameResult) -> None:
+        assert self.run is not None, "on_start comes first"
+        names = self.run.names
         players = " vs ".join(names[e] for e in game.seats)
         text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
         for f in result.faults:
             text += f" ({names[f.engine]} forfeits: {f.kind})"
-        progress.step(f"game {game.game + 1}: {players}: {text}")
+        self.bar.step(f"game {game.game + 1}: {players}: {text}")
 
-    lost = False  # a second Ctrl-C: the games in progress were dropped
-    with _interrupts() as stopping:
-        try:
-            run_tournament(store, cfg, backend, on_game, stop=stopping.is_set)
-        except KeyboardInterrupt:
-            lost = True
-        except (OSError, sqlite3.Error, StoreError) as exc:
-            what = (
-                f"the referee cannot write its own file: {exc.strerror}: {exc.filename}"
-                if isinstance(exc, OSError) and exc.filename and exc.strerror
-                else f"cannot store the results in {directory}: {exc}"
-            )
-            raise click.ClickException(
-                f"{what}; the games stored so far are kept: resume with"
-                f" ginref tournament --resume {directory}"
-            ) from None
-        except DaskError as exc:
-            raise click.ClickException(
-                f"{exc}; the games stored so far are kept: resume with ginref tournament"
-                f" --resume {directory}"
-            ) from None
-        finally:
-            progress.close()
-    standings = TournamentStandings.from_store(store)
-    done, total = store.counts()
-    interrupted = stopping.signum is not None and done < total
-    if live is not None:
-        live.over(f"complete: {done} of {total} games" if done == total else "stopped")
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _announce(start: api.TournamentStart) -> None:
+    """The line that says what is about to be played, on stderr."""
+    cfg, names = start.config, start.names
+    what = (
+        f"Resuming {start.directory}: {start.played} of {start.scheduled} games played"
+        if start.resumed
+        else f"Tournament in {start.directory}: {start.scheduled} games"
+    )
+    click.echo(
+        f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
+        f" {cfg.rules.variant}, {cfg.games} games per pairing"
+        f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
+        + (
+            f" on {start.cluster}"
+            if start.cluster is not None
+            else f" concurrency {cfg.concurrency}"
+        ),
+        err=True,
+    )
+
+
+def _stopped(exc: Exception, directory: str) -> click.ClickException:
+    """A failure of the referee's own files or of the cluster during the games."""
+    if isinstance(exc, DaskError):
+        what = str(exc)
+    elif isinstance(exc, OSError) and exc.filename and exc.strerror:
+        what = f"the referee cannot write its own file: {exc.strerror}: {exc.filename}"
+    else:
+        what = f"cannot store the results in {directory}: {exc}"
+    return click.ClickException(
+        f"{what}; the games stored so far are kept: resume with"
+        f" ginref tournament --resume {directory}"
+    )
+
+
+def _warn(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _results(
+    start: api.TournamentStart,
+    standings: TournamentStandings,
+    as_json: bool,
+    lost: bool,
+    signum: int | None,
+    failed: RefereeError | None,
+) -> None:
+    """The standings of the games stored, then the exit: 130 after Ctrl-C, 1 when a report
+    could not be written or games are left to play."""
+    cfg, directory = start.config, start.directory
+    done, total = standings.played, standings.scheduled
+    interrupted = signum is not None and done < total
     if interrupted and not done:  # nothing finished: nothing to show
-        _interrupted(directory, done, total, lost, stopping.signum)
-    failed: click.ClickException | None = None
-    if html_out is not None:
-        try:
-            _write_report(directory, cfg, list(names), html_out)
-        except click.ClickException as exc:  # the standings are still printed, then this
-            failed = exc
+        _interrupted(directory, done, total, lost, signum)
     if as_json:
         out = {
             "tournament": {
@@ -525,15 +418,37 @@ def _play(
             click.echo(line)
     if failed is not None:
         if not interrupted:
-            raise failed
-        failed.show()
+            raise click.ClickException(str(failed))
+        click.ClickException(str(failed)).show()
     if interrupted:  # Ctrl-C: after the standings of the games finished, exit 130
-        _interrupted(directory, done, total, lost, stopping.signum)
+        _interrupted(directory, done, total, lost, signum)
     if done < total:
         raise click.ClickException(
             f"stopped after {done} of {total} games; resume with:"
             f" ginref tournament --resume {directory}"
         )
+
+
+def _verify(directory: str) -> None:
+    """Print each stored game that its records contradict, and a summary; exit 1 if any."""
+    import sqlite3
+
+    from ginproto.record import RecordError
+    from referee.api import verify_tournament
+
+    try:
+        report = verify_tournament(directory)  # StoreError: the group says why
+    except RecordError as exc:
+        raise click.ClickException(str(exc)) from None
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        raise click.ClickException(f"cannot read the store in {directory}: {exc}") from None
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for difference in report.differences:
+        click.echo(str(difference))
+    if not report.ok:
+        raise click.ClickException(report.summary(directory))
+    click.echo(report.summary(directory))
 
 
 def _interrupted(
@@ -551,21 +466,39 @@ def _interrupted(
 
 
 class _Stopping(threading.Event):
-    """Set by the first SIGINT or SIGTERM; ``signum`` is the first one received."""
+    """Set by the first SIGINT or SIGTERM of the games; ``signum`` is the first one received.
+    Called, it is the run's ``stop`` hook, first asked as the games begin: until then a signal
+    does what it did before (Ctrl-C while the engines are checked, say, stops the command at
+    once)."""
 
     signum: int | None = None
+    games_begun: bool = False
+
+    def __call__(self) -> bool:
+        self.games_begun = True
+        return self.is_set()
 
 
 @contextmanager
 def _interrupts() -> Iterator[_Stopping]:
-    """The first SIGINT or SIGTERM sets the event (no new game starts); a second one raises
-    ``KeyboardInterrupt``. Handlers are installed only in the main thread."""
+    """Once the games have begun, the first SIGINT or SIGTERM sets the event (no new game
+    starts); a second one raises ``KeyboardInterrupt``. Handlers are installed only in the
+    main thread."""
     stopping = _Stopping()
     if threading.current_thread() is not threading.main_thread():
         yield stopping
         return
+    previous: dict[int, Any] = {}
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if not stopping.games_begun:
+            before = previous[signum]
+            if callable(before):
+                before(signum, frame)
+            elif before != signal.SIG_IGN:
+                signal.signal(signum, before)
+                signal.raise_signal(signum)
+            return
         if stopping.is_set():
             raise KeyboardInterrupt
         stopping.signum = signum
@@ -574,7 +507,7 @@ def _interrupts() -> Iterator[_Stopping]:
             "\nStopping after the games in progress (interrupt again to stop at once)...\n"
         )
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous.update({s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)})
     try:
         yield stopping
     finally:

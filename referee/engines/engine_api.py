@@ -1,7 +1,7 @@
 """One engine process, driven from your own code: ``Engine.popen(command)``.
 
-The referee's players (``referee.engine.EnginePlayer``) answer the table's questions over the
-protocol; `Engine` puts one of them in your hands, as python-chess's ``SimpleEngine`` does for a
+The referee's players (``referee.engines.engine.EnginePlayer``) answer the table's questions over
+the protocol; `Engine` puts one of them in your hands, as python-chess's ``SimpleEngine`` does for a
 UCI engine. ``Engine.popen`` starts the engine (in the sandbox where it can run, as a match
 does), completes the handshake and checks the options it is given, and closes it on leaving the
 ``with`` block, whatever happens in it: ``quit``, a grace period, then its whole process group
@@ -26,11 +26,12 @@ from ginproto.game import GameView
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision
-from referee.clock import DEFAULT_MARGIN, TimeControl
-from referee.engine import EngineId, EnginePlayer, EngineSpec
-from referee.outputs import sandboxed
-from referee.preflight import EngineNotReady, option_problem, ready
-from referee.sandbox import SandboxMode, start_warnings
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.engine import EngineId, EnginePlayer, EngineSpec
+from referee.engines.outputs import sandboxed
+from referee.engines.preflight import EngineNotReady, option_problem, ready
+from referee.engines.process import EngineProcess
+from referee.engines.sandbox import SandboxMode, start_warnings
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ class Engine:
     def pid(self) -> int | None:
         """Its process id (the sandbox's, when it runs in one), or None when not running."""
         process = self._player.process
-        return None if process is None else process.pid
+        return process.pid if isinstance(process, EngineProcess) else None
 
     @property
     def alive(self) -> bool:

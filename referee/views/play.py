@@ -18,7 +18,7 @@ first Ctrl-C while an engine is thinking takes effect at the person's next decis
 engine's answer is awaited, so the game stays whole); a second one abandons the game at once,
 unrecorded.
 
-Cards are drawn by ``referee.replay.Style``: suit symbols and colour on a terminal, their
+Cards are drawn by ``referee.views.replay.Style``: suit symbols and colour on a terminal, their
 two-letter text form with ``NO_COLOR`` or when the output is not a terminal. Commands always
 name cards in the text form, since that is what is typed.
 """
@@ -57,7 +57,7 @@ from ginproto.table import (
     PlayerFault,
     Step,
 )
-from referee.replay import Style
+from referee.views.replay import Style
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """``ginref replay FILE --html OUT.html``: a record's games as one page to step through.
 
-Every game is replayed and checked by the rules engine first (``referee.html.model``); a
+Every game is replayed and checked by the rules engine first (``referee.views.html.model``); a
 record that does not verify gives no page, but the same error ``ginref replay --verify`` names.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ginproto.record import GameRecord
-from referee.html.model import game_data
-from referee.html.page import render_page
-from referee.outputs import write_file
+from referee.engines.outputs import write_file
+from referee.views.html.model import game_data
+from referee.views.html.page import render_page
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def games_data(records: Iterable[GameRecord], numbers: Iterable[int] | None = No
 
 def write_page(path: str | os.PathLike[str], text: str) -> None:
     """Write a page atomically (a reader never sees half of one), and only as a regular file:
-    ``referee.outputs.write_file``, which refuses a device, a link or a folder."""
+    ``referee.engines.outputs.write_file``, which refuses a device, a link or a folder."""
     write_file(path, text.encode("utf-8"))
 
 

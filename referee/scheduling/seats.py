@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Final
 from ginproto.record import EngineInfo
 from ginproto.table import GameLog, Player
 from ginproto.text import LOG_LIMIT, printable
-from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec
-from referee.outputs import UnsafeOutput, open_regular
-from referee.process import LineHook
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.engines.outputs import UnsafeOutput, open_regular
+from referee.engines.process import LineHook
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
-    from referee.jobs import GameJob
+    from referee.scheduling.jobs import GameJob
 
 log = logging.getLogger(__name__)
 
@@ -218,8 +218,8 @@ class EngineSeats:
 def _private_file(path: Path, truncate: bool = False) -> None:
     """Create ``path`` readable by its owner only (mode 0600), or make it so if it exists:
     protocol lines and an engine's stderr say things about the deal. Only a regular file is
-    opened, truncated or chmodded (``referee.outputs.open_regular``): never a device, a link's
-    target or a folder."""
+    opened, truncated or chmodded (``referee.engines.outputs.open_regular``): never a device, a
+    link's target or a folder."""
     fd = open_regular(path, os.O_WRONLY | os.O_CREAT)
     try:
         if truncate:

@@ -41,8 +41,8 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game
 from ginproto.rules import Rules
-from referee.play import points_text
-from referee.replay import Renderer, Style
+from referee.views.play import points_text
+from referee.views.replay import Renderer, Style
 
 log = logging.getLogger(__name__)
 

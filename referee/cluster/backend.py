@@ -1,12 +1,12 @@
 """Past one machine: the games of a match or a tournament played on a Dask cluster.
 
-Every game is a pure job (``referee.match.GameJob``), so a cluster only has to play jobs and
-hand back finished games. ``DaskCluster`` connects to a Dask scheduler (``dask scheduler`` and
+Every game is a pure job (``referee.scheduling.match.GameJob``), so a cluster only has to play jobs
+and hand back finished games. ``DaskCluster`` connects to a Dask scheduler (``dask scheduler`` and
 ``dask worker``, or any Dask deployment), or starts a ``LocalCluster`` for ``local:N``. Before
 game 1 it checks, on every worker (``Client.run``), that each engine starts and completes its
 handshake, and refuses to begin otherwise, naming the worker and the engine. Then each game
 is a task that a worker plays with its own engine processes, kept warm from game to game by a
-worker plugin (``referee.dask_worker``) and closed when the run ends or the worker leaves.
+worker plugin (``referee.cluster.worker``) and closed when the run ends or the worker leaves.
 
 The ``ginref`` process stays the only writer: it submits a bounded window of jobs (a few per
 worker thread, refilled from ``as_completed`` as games finish, never the whole schedule) and
@@ -32,19 +32,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from referee.clock import TimeControl
-from referee.dask_address import LOCAL, parse_address
-from referee.dask_address import DaskError as DaskError  # part of this module's API
-from referee.engine import EngineSpec
-from referee.jobs import GameJob
-from referee.match import Played, Seats
+from referee.cluster.address import LOCAL, parse_address
+from referee.cluster.address import DaskError as DaskError  # part of this module's API
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EngineSpec
+from referee.scheduling.jobs import GameJob
+from referee.scheduling.match import Played, Seats
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
-    from referee.dask_worker import EnginesPlugin
-    from referee.store import GameResult
-    from referee.tournament import JobContext
+    from referee.cluster.worker import EnginesPlugin
+    from referee.results.store import GameResult
+    from referee.scheduling.backends import JobContext
 
 log = logging.getLogger(__name__)
 _STOP_WORKERS_TIMEOUT = 10.0  # seconds a local cluster's workers get to stop before it closes
@@ -105,7 +105,7 @@ class DaskCluster:
         self._checked: frozenset[str] = frozenset()
         self._plugins: set[str] = set()  # the runs' plugins registered and not yet removed
         if self.address.startswith(LOCAL):
-            from referee.dask_worker import LocalWorkerPlugin
+            from referee.cluster.worker import LocalWorkerPlugin
 
             n = int(self.address[len(LOCAL) :])
             try:
@@ -205,7 +205,7 @@ class DaskCluster:
     ) -> list[str | None]:
         """Start every engine on every worker and complete its handshake; ``DaskError`` names
         the worker and the engine that fails. Returns each engine's ``id name``."""
-        from referee.dask_worker import check_engines_async, refusal
+        from referee.cluster.worker import check_engines_async, refusal
 
         check = (tuple(specs), control, startup_timeout)
         try:
@@ -248,7 +248,7 @@ class DaskCluster:
         """Play ``jobs`` on the workers and yield ``finish(played, seconds)`` of each (run on
         the worker) **in job order**. When ``stop()`` turns true no new job is submitted; the
         ones submitted finish and are yielded."""
-        from referee.dask_worker import EnginesPlugin
+        from referee.cluster.worker import EnginesPlugin
 
         name = f"ginref-{uuid.uuid4().hex[:12]}"
         plugin = EnginesPlugin(seats_factory, finish, self._check, self._checked)
@@ -274,8 +274,8 @@ class DaskCluster:
         concurrency: int = 1,
         stop: Callable[[], bool] = lambda: False,
     ) -> Iterator[Played]:
-        """``referee.match.run_jobs`` on the cluster: the finished games in job order. The
-        cluster's threads decide how many games run at once, not ``concurrency``."""
+        """``referee.scheduling.match.run_jobs`` on the cluster: the finished games in job order.
+        The cluster's threads decide how many games run at once, not ``concurrency``."""
         return self.run(jobs, seats_factory, stop, _played)
 
 
@@ -291,7 +291,7 @@ def _played(done: Played, seconds: float) -> Played:
 
 
 def _result(context: JobContext, done: Played, seconds: float) -> GameResult:
-    from referee.tournament import result_of
+    from referee.scheduling.backends import result_of
 
     return result_of(context, done.job, done.log, done.engines, seconds)
 
@@ -364,7 +364,7 @@ class _Window:
         return self._size
 
     def submit(self, job: GameJob) -> None:
-        from referee.dask_worker import play_game_task
+        from referee.cluster.worker import play_game_task
 
         attempt = self.attempts.get(job.index, 0) + 1
         self.attempts[job.index] = attempt
@@ -396,7 +396,7 @@ class _Window:
             self.submit(job)
 
     def results(self) -> Iterator[Any]:
-        from referee.dask_worker import PluginMissing
+        from referee.cluster.worker import PluginMissing
 
         try:
             self.fill()
@@ -483,7 +483,7 @@ class _Window:
         self._registered = time.monotonic()
 
     def _error(self, index: int, exc: Exception) -> Exception:
-        from referee.dask_worker import EngineUnavailable
+        from referee.cluster.worker import EngineUnavailable
 
         if isinstance(exc, EngineUnavailable):
             return DaskError(str(exc))

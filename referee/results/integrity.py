@@ -46,8 +46,8 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game, verify_game
 from ginproto.table import Fault, GameLog, HandLog, first_dealer, hand_deck, role_draw
-from referee.report import summarize, summary_json
-from referee.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
+from referee.results.report import summarize, summary_json
+from referee.results.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ def verify_store(
 ) -> StoreReport:
     """Cross-check every finished game of ``store`` against its record and the records file
     (``records``, by default the store's ``games.gin``), and its schedule against ``planned``,
-    the games its stored settings give (``referee.tournament.verify_tournament`` plans them)."""
+    the games its stored settings give (``referee.scheduling.tournament.verify_tournament``
+    plans them)."""
     try:
         return _verify(store, planned, records)
     except (sqlite3.Error, ValueError, TypeError) as exc:  # a store altered beyond reading

@@ -31,7 +31,7 @@ from ginproto.record import FaultLine, GameRecord, RecordError, read_games
 from ginproto.replay import replay_game
 from ginproto.table import GameLog
 from ginproto.text import ID_LIMIT, printable
-from referee import stats
+from referee.results import stats
 
 
 @dataclass(slots=True)

@@ -34,10 +34,10 @@ from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, printable
-from referee.clock import DEFAULT_MARGIN, TimeControl
-from referee.engine import EnginePlayer, EngineSpec
-from referee.preflight import builtin_hint, option_problem
-from referee.process import EngineError, EngineProcess, EngineTimeout
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.engines.preflight import builtin_hint, option_problem
+from referee.engines.process import EngineError, EngineProcess, EngineTimeout
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +196,9 @@ class _Session:
                     self.broken = f"the engine does not start ({fault.kind}: {fault.detail})"
                 raise
             self.start_failures = 0
-        assert self.player.process is not None
-        return self.player.process
+        process = self.player.process
+        assert isinstance(process, EngineProcess), "the battery checks a real process"
+        return process
 
     def restart(self) -> None:
         """Close the engine so that the next check starts from a fresh process."""

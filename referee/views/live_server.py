@@ -2,15 +2,16 @@
 
 It serves, by GET only (any other method is a 405, an unknown path a 404):
 
-- ``/``: the live page (``referee/html/assets/live.html``), which loads nothing from anywhere
+- ``/``: the live page (``referee/views/html/assets/live.html``), which loads nothing from anywhere
   else and listens to ``/events``;
 - ``/events``: the run's state as server-sent events, one ``state`` event each time it changes
   (a few a second at most); a client that reads slowly skips to the newest state instead of
   queueing the ones it missed, so the server keeps no backlog for anyone;
 - ``/state``: the same state as one JSON document, every finished game included;
-- ``/game/N``: finished game N in the replay viewer (``referee.html``), from its stored record.
+- ``/game/N``: finished game N in the replay viewer (``referee.views.html``), from its stored
+record.
 
-The state is ``referee.live.LiveState``: what the run stored and what a spectator may see of
+The state is ``referee.views.live.LiveState``: what the run stored and what a spectator may see of
 the games in progress. The server only reads it.
 """
 
@@ -25,7 +26,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from referee.live import Address, LiveState
+from referee.views.live import Address, LiveState
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ CLOSE_TIMEOUT: Final = 5.0
 
 
 def _page(state: LiveState) -> str:
-    from referee.html.page import asset
+    from referee.views.html.page import asset
 
     parts = {
         "title": html.escape(state.title),
@@ -54,8 +55,8 @@ def _page(state: LiveState) -> str:
 def _viewer(state: LiveState, number: int) -> str | None:
     """Finished game ``number`` in the replay viewer, or None if there is no such game."""
     from ginproto.record import loads
-    from referee.html.model import game_data
-    from referee.html.page import render_page
+    from referee.views.html.model import game_data
+    from referee.views.html.page import render_page
 
     text = state.record(number)
     if text is None:

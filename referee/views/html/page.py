@@ -5,7 +5,7 @@ template (``assets/page.html``), the viewer's script and styles, and the vendore
 library (``assets/vendor/chartist``, with its licence) are pasted in, and a Content Security
 Policy that allows no network at all makes sure nothing slips out.
 
-The games' data (``referee.html.model``) travels one game per ``<script>`` element, as
+The games' data (``referee.views.html.model``) travels one game per ``<script>`` element, as
 gzip-compressed JSON in base64: a position repeats most of the one before it, so a page of
 hundreds of games stays a few megabytes, and the viewer unpacks a game (with the browser's
 own ``DecompressionStream``) only when it is shown, so such a page opens at once.
@@ -29,8 +29,8 @@ __all__ = ["asset", "json_script", "render_page"]
 
 
 def asset(name: str) -> str:
-    """The text of a file under ``referee/html/assets``."""
-    return resources.files("referee.html").joinpath("assets", name).read_text("utf-8")
+    """The text of a file under ``referee/views/html/assets``."""
+    return resources.files("referee.views.html").joinpath("assets", name).read_text("utf-8")
 
 
 def _script_safe(text: str) -> str:

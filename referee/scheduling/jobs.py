@@ -2,7 +2,8 @@
 
 A ``GameJob`` names the rules, the seed, the deck key and the line-up of one game; played by
 ``ginproto.table.play_game`` it gives one ``GameLog``. It sits below the match runner
-(``referee.match``) and the seats that play it (``referee.seats``), which both need it.
+(``referee.scheduling.match``) and the seats that play it (``referee.scheduling.seats``), which both
+need it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ every line that crosses a pipe is written down in order. The first time each kin
 appears, a ``#`` comment says what it is. ``tests/test_spec.py`` regenerates the transcript
 and fails if the spec's copy differs, so the spec cannot drift from the code.
 
-``python -m referee.transcript`` prints it; ``--write`` updates spec/PROTOCOL.md.
+``python -m referee.views.transcript`` prints it; ``--write`` updates spec/PROTOCOL.md.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from pathlib import Path
 from ginproto import protocol as proto
 from ginproto.rules import Rules
 from ginproto.table import play_game
-from referee.clock import TimeControl
-from referee.engine import EnginePlayer, EngineSpec
-from referee.process import LineHook
+from referee.engines.clock import TimeControl
+from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.engines.process import LineHook
 
 SEED = 107
 ENGINES = ("simple", "random")
 BEGIN, END = "<!-- transcript:begin -->", "<!-- transcript:end -->"
-SPEC = Path(__file__).resolve().parent.parent / "spec" / "PROTOCOL.md"
+SPEC = Path(__file__).resolve().parents[2] / "spec" / "PROTOCOL.md"
 
 NOTES: dict[str, str] = {
     proto.GIN: "The handshake: the referee names its protocol version.",

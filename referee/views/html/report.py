@@ -1,9 +1,9 @@
 """A match report as one HTML page: the figures, their charts, and every game to replay.
 
 ``write_match_report(sources, out_path)`` reads game records (files, or ``GameRecord``s in
-memory), replays each through the rules engine (``referee.html.model``), and writes:
+memory), replays each through the rules engine (``referee.views.html.model``), and writes:
 
-- the result block, the very lines ``ginref match`` prints (``referee.report.Standings``);
+- the result block, the very lines ``ginref match`` prints (``referee.results.report.Standings``);
 - the Elo difference with its 95% interval after each game (two engines), or each engine's
   maximum-likelihood rating as the games come in (more engines), as a chart;
 - the SPRT log-likelihood ratio after each game, with its bounds, when an SPRT is given;
@@ -12,7 +12,7 @@ memory), replays each through the rules engine (``referee.html.model``), and wri
 - a table of the games, each linking to its replay in the viewer below it (``#g12``).
 
 Engines are told apart by the names the records give them. The statistics are those of
-``referee.stats``; the charts are drawn in the page by the vendored Chartist library.
+``referee.results.stats``; the charts are drawn in the page by the vendored Chartist library.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ginproto.record import GameRecord, read_games
-from referee import stats
-from referee.html.model import game_data
-from referee.html.page import render_page
-from referee.html.replay import write_page
-from referee.report import GameSummary, Standings
-from referee.tournament import TournamentStandings, pairwise
+from referee.results import stats
+from referee.results.report import GameSummary, Standings
+from referee.scheduling.standings import TournamentStandings, pairwise
+from referee.views.html.model import game_data
+from referee.views.html.page import render_page
+from referee.views.html.replay import write_page
 
 log = logging.getLogger(__name__)
 

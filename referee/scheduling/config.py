@@ -1,0 +1,666 @@
+"""A tournament's config: a TOML file (or a table of the same shape) checked into a
+``TournamentConfig``.
+
+``TournamentConfig.settings()`` is its canonical form: everything that decides the games and
+their records, nothing else (not the concurrency, not the output directory). The store keeps
+it, and a resume compares it (``diff_settings``). ``pairings`` says which groups of engines a
+format makes meet (``round-robin``: every group; ``gauntlet``: the first engine with every
+group of the others).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import itertools
+import json
+import logging
+import math
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from engines import BUILTIN
+from ginproto.protocol import check_rules_fit
+from ginproto.rules import Rules
+from referee.cluster.address import parse_address
+from referee.defaults import FORMATS
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
+from referee.engines.engine import EngineSpec
+from referee.engines.outputs import UnsafeOutput, check_folder
+from referee.engines.sandbox import Limits, Policy, SandboxMode
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EVENT: Final = "ginref tournament"
+MAX_GAMES: Final = 100_000
+"""The most games a tournament may schedule in all. Its store lists every game from the start,
+so a count beyond any run would only keep the referee writing the list while the disk fills."""
+
+
+class ConfigError(ValueError):
+    """A tournament config that cannot be used; the message says where and why."""
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class EngineEntry:
+    """One engine of a tournament. ``command`` is a built-in name or an argv."""
+
+    name: str
+    command: str | tuple[str, ...]
+    cwd: str | None = None
+    options: tuple[tuple[str, str], ...] = ()  # sorted by name
+    tc: str | None = None
+    move_timeout: float | None = None
+    env: tuple[tuple[str, str], ...] = ()  # sorted by name
+    limits: tuple[tuple[str, int | float], ...] = ()  # its own sandbox limits, by name
+    network: bool | None = None
+
+    def spec(
+        self,
+        tc: str,
+        move_timeout: float,
+        margin: float = DEFAULT_MARGIN,
+        sandbox: Policy | None = None,
+    ) -> EngineSpec:
+        """How to start it; its own time control when it has one (else the tournament's),
+        and its own limits on top of the tournament's sandbox policy."""
+        control = None
+        if self.tc is not None or self.move_timeout is not None:
+            control = TimeControl.parse(
+                self.tc or tc,
+                move=self.move_timeout if self.move_timeout else move_timeout,
+                margin=margin,
+            )
+        argv = tuple(BUILTIN[self.command]) if isinstance(self.command, str) else self.command
+        policy = sandbox or Policy()
+        policy = dataclasses.replace(
+            policy,
+            limits=policy.limits.updated(dict(self.limits)),
+            network=policy.network if self.network is None else self.network,
+        )
+        return EngineSpec(
+            argv, self.name, self.cwd, self.options, control, self.env, sandbox=policy
+        )
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "command": self.command if isinstance(self.command, str) else list(self.command),
+            "options": dict(self.options),
+        }
+        for key in ("cwd", "tc", "move_timeout", "network"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.env:
+            out["env"] = dict(self.env)
+        if self.limits:
+            out["limits"] = dict(self.limits)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A checked tournament config. See ``settings()`` for what a resume must keep."""
+
+    engines: tuple[EngineEntry, ...]
+    format: str = "round-robin"
+    rules: Rules = dataclasses.field(default_factory=Rules)
+    games: int = 2
+    seed: int | str | None = None  # None until chosen: at random, or the stored one on resume
+    duplicate: bool = False
+    tc: str = "120+1"
+    move_timeout: float = 10.0
+    event: str = DEFAULT_EVENT
+    concurrency: int = 1
+    startup_timeout: float = 10.0
+    output: str | None = None
+    time_margin: float = DEFAULT_MARGIN
+    dask: str | None = None  # a Dask scheduler's address, or local:N; None: local workers
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    network: bool = False
+    readable: tuple[str, ...] = ()  # more paths every sandboxed engine may read
+    affinity: bool = False  # pin each local worker's engines to CPUs of their own
+
+    def settings(self) -> dict[str, Any]:
+        """The canonical settings: what decides the games and their records. Itself a valid
+        config table, so a tournament can be resumed from its store alone."""
+        if self.seed is None:
+            raise ValueError("the seed is not chosen yet")
+        rules = self.rules.to_params()
+        variant = rules.pop("variant")
+        return {
+            "event": self.event,
+            "format": self.format,
+            "variant": variant,
+            "rules": rules,
+            "games": self.games,
+            "seed": self.seed,
+            "duplicate": self.duplicate,
+            "tc": self.tc,
+            "move_timeout": self.move_timeout,
+            "engines": [e.settings() for e in self.engines],
+        }
+
+    def run_options(self) -> dict[str, Any]:
+        """Options free to change from run to run."""
+        return {
+            "concurrency": self.concurrency,
+            "startup_timeout": self.startup_timeout,
+            "time_margin": self.time_margin,
+            "sandbox": str(self.sandbox),
+            "limits": self.limits.settings(),
+            "network": self.network,
+            "read": list(self.readable),
+            "affinity": self.affinity,
+        }
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.engines)
+
+    def specs(self, hidden: Sequence[str] = ()) -> tuple[EngineSpec, ...]:
+        """How to start each engine. In the sandbox, each engine's view hides the referee's
+        ``hidden`` paths and the other engines' own folders."""
+        out = []
+        for entry in self.engines:
+            others = [e.cwd for e in self.engines if e.cwd is not None and e.cwd != entry.cwd]
+            policy = Policy(
+                self.sandbox,
+                self.limits,
+                self.network,
+                (*hidden, *others),
+                readable=self.readable,
+            )
+            out.append(entry.spec(self.tc, self.move_timeout, self.time_margin, policy))
+        return tuple(out)
+
+    @property
+    def control(self) -> TimeControl:
+        return TimeControl.parse(self.tc, move=self.move_timeout, margin=self.time_margin)
+
+
+_TOP_KEYS: Final[dict[str, str]] = {
+    "event": "str",
+    "format": "str",
+    "variant": "str",
+    "rules": "table",
+    "games": "int",
+    "seed": "seed",
+    "duplicate": "bool",
+    "concurrency": "int",
+    "output": "str",
+    "tc": "tc",
+    "move_timeout": "number",
+    "startup_timeout": "number",
+    "time_margin": "number",
+    "dask": "str",
+    "sandbox": "str",
+    "limits": "table",
+    "network": "bool",
+    "read": "paths",
+    "affinity": "bool",
+    "engines": "engines",
+}
+_ENGINE_KEYS: Final[dict[str, str]] = {
+    "name": "str",
+    "command": "command",
+    "cwd": "str",
+    "options": "table",
+    "tc": "tc",
+    "move_timeout": "number",
+    "env": "table",
+    "limits": "table",
+    "network": "bool",
+}
+_KINDS: Final[dict[str, str]] = {
+    "str": "a string",
+    "int": "a whole number",
+    "bool": "true or false",
+    "number": "a number",
+    "table": "a table",
+    "seed": "a whole number or a string",
+    "tc": 'a time control such as "60+0.5" or "inf"',
+    "engines": "an array of tables ([[engines]])",
+    "command": "a string or an array of strings",
+    "paths": "an array of strings",
+}
+
+
+def _type_ok(kind: str, value: object) -> bool:
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    return {
+        "str": isinstance(value, str),
+        "int": is_int,
+        "bool": isinstance(value, bool),
+        "number": is_int or isinstance(value, float),
+        "table": isinstance(value, dict),
+        "seed": is_int or isinstance(value, str),
+        "tc": isinstance(value, str) or is_int or isinstance(value, float),
+        "engines": isinstance(value, list) and all(isinstance(v, dict) for v in value),
+        "command": isinstance(value, str)
+        or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+        "paths": isinstance(value, list) and all(isinstance(v, str) for v in value),
+    }[kind]
+
+
+def _check_keys(table: Mapping[str, Any], known: Mapping[str, str], where: str) -> None:
+    for key, value in table.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{where}unknown key {key!r}{hint}; known keys: {', '.join(known)}")
+        if not _type_ok(known[key], value):
+            raise ConfigError(f"{where}{key} must be {_KINDS[known[key]]}, not {_toml_text(value)}")
+
+
+def _toml_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return repr(value)
+
+
+def _option_text(value: object) -> str:
+    """An option or rule value in the protocol's text form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def load_config(
+    path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None
+) -> TournamentConfig:
+    """Read and check a TOML config; ``overrides`` (the command line's) win over the file.
+
+    Relative paths in the file (``output``, each engine's ``cwd``) are relative to the file's
+    directory. Raises ``ConfigError`` with the file name and what is wrong.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            table = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: too deeply nested (arrays or tables in each other)") from None
+    config = build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
+    check_size(config, f"{name}: ")
+    return config
+
+
+def check_size(config: TournamentConfig, where: str = "") -> None:
+    """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
+    store lists every game from the start, so a count such as 10**12 would fill the disk."""
+    groups = len(pairings(config.format, len(config.engines), config.rules.players))
+    if config.games * groups > MAX_GAMES:
+        raise ConfigError(
+            f"{where}games = {config.games} per pairing, over {groups} pairing"
+            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f" holds at most {MAX_GAMES}, since its store lists every game from the start"
+        )
+
+
+def build_config(
+    table: Mapping[str, Any],
+    base: Path | None = None,
+    where: str = "",
+    overrides: Mapping[str, Any] | None = None,
+    find_engines: bool = True,
+) -> TournamentConfig:
+    """Check a config table (a TOML file's, or stored settings) and build the config.
+
+    ``overrides`` are applied on top (``rules`` merged name by name); paths in them are taken
+    as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
+    the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
+    one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
+    stored tournament's schedule on a machine without them).
+    """
+    base = base or Path.cwd()
+    _check_keys(table, _TOP_KEYS, where)
+    merged = dict(table)
+    if overrides:
+        _check_keys(overrides, _TOP_KEYS, "")
+        for key, value in overrides.items():
+            if key == "rules":
+                merged["rules"] = {**merged.get("rules", {}), **value}
+            elif key == "output":
+                merged["output"] = os.path.abspath(value) if value.strip() else value
+            else:
+                merged[key] = value
+
+    fmt = merged.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(f"{where}format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    variant = merged.get("variant", "standard")
+    params = {"variant": variant}
+    for rule, value in merged.get("rules", {}).items():
+        if not isinstance(value, str | int | bool | float):
+            raise ConfigError(f"{where}rules.{rule} must be a number, true/false or a string")
+        params[rule] = _option_text(value)
+    try:
+        rules = Rules.from_params(params)
+        check_rules_fit(rules)
+    except ValueError as exc:  # RulesError too
+        raise ConfigError(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}") from None
+
+    games = merged.get("games", 2)
+    if games < 1:
+        raise ConfigError(f"{where}games (per pairing) must be at least 1, not {games}")
+    duplicate = merged.get("duplicate", False)
+    if duplicate and games % rules.players:
+        raise ConfigError(
+            f"{where}with duplicate, games (per pairing) must be a multiple of"
+            f" {rules.players}: each deal is played once from every seat"
+        )
+    concurrency = merged.get("concurrency", 1)
+    if concurrency < 1:
+        raise ConfigError(f"{where}concurrency must be at least 1, not {concurrency}")
+    seed = merged.get("seed")
+    if isinstance(seed, int) and seed < 0:
+        raise ConfigError(f"{where}seed must not be negative")
+    if isinstance(seed, str) and not seed.strip():
+        raise ConfigError(
+            f"{where}seed must not be empty: an empty seed deals the same cards every time;"
+            " leave it out for a random one"
+        )
+    if isinstance(seed, str) and seed.isdigit():
+        seed = int(seed)
+    tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
+    move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
+    startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
+    time_margin = merged.get("time_margin", DEFAULT_MARGIN)
+    if not (math.isfinite(time_margin) and 0 <= time_margin <= 3600):
+        raise ConfigError(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
+    output = merged.get("output")
+    if output is not None:
+        if not output.strip():
+            raise ConfigError(f"{where}output must name a folder for the results, not be empty")
+        output = str(base / output)
+        if os.path.lexists(output) and not os.path.isdir(output):
+            try:
+                check_folder(output)
+            except UnsafeOutput as exc:
+                raise ConfigError(
+                    f"{where}output {exc.filename} is {exc.strerror}: name a folder for the"
+                    " results"
+                ) from None
+    dask = merged.get("dask")
+    if dask is not None:
+        try:
+            dask = parse_address(dask)
+        except ValueError as exc:
+            raise ConfigError(f"{where}dask: {exc}") from None
+    affinity = merged.get("affinity", False)
+    if affinity and dask is not None:
+        raise ConfigError(
+            f"{where}affinity pins the engines of local games; it cannot be used with dask"
+        )
+    sandbox = merged.get("sandbox", "auto")
+    if sandbox not in [m.value for m in SandboxMode]:
+        raise ConfigError(
+            f"{where}sandbox must be one of {', '.join(m.value for m in SandboxMode)},"
+            f" not {sandbox!r}"
+        )
+    limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
+
+    raw_engines = merged.get("engines", [])
+    # On a cluster the engines run on the workers, which are checked before game 1.
+    engines = _engines(raw_engines, base, where, find=find_engines and dask is None)
+    if len(engines) < rules.players:
+        raise ConfigError(
+            f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
+            f" ([[engines]] tables), not {len(engines)}"
+        )
+    return TournamentConfig(
+        engines=engines,
+        format=fmt,
+        rules=rules,
+        games=games,
+        seed=seed,
+        duplicate=duplicate,
+        tc=tc,
+        move_timeout=move_timeout,
+        event=merged.get("event", DEFAULT_EVENT),
+        concurrency=concurrency,
+        startup_timeout=startup_timeout,
+        output=output,
+        time_margin=float(time_margin),
+        dask=dask,
+        sandbox=SandboxMode(sandbox),
+        limits=limits,
+        network=merged.get("network", False),
+        readable=tuple(str(base / path) for path in merged.get("read", [])),
+        affinity=affinity,
+    )
+
+
+def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
+    try:
+        return base.updated(table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _tc_text(value: object, where: str) -> str:
+    try:
+        control = TimeControl.parse(_option_text(value))
+    except TimeControlError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return "inf" if control.base is None else f"{control.base:g}+{control.increment:g}"
+
+
+def _positive(value: float, where: str) -> float:
+    try:
+        return duration(value, where)
+    except TimeControlError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _engines(
+    raw: Sequence[Mapping[str, Any]], base: Path, where: str, find: bool = True
+) -> tuple[EngineEntry, ...]:
+    entries: list[dict[str, Any]] = []
+    for n, table in enumerate(raw, 1):
+        at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
+        _check_keys(table, _ENGINE_KEYS, at)
+        if "command" not in table:
+            raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
+        command: str | tuple[str, ...]
+        raw_command = table["command"]
+        if isinstance(raw_command, str) and raw_command.strip() in BUILTIN:
+            command = raw_command.strip()
+        else:
+            try:
+                argv = (
+                    tuple(shlex.split(raw_command))
+                    if isinstance(raw_command, str)
+                    else tuple(raw_command)
+                )
+            except ValueError as exc:
+                raise ConfigError(f"{at}cannot split the command: {exc}") from None
+            if not argv or not argv[0]:
+                raise ConfigError(f"{at}command is empty")
+            command = argv
+        cwd = table.get("cwd")
+        if cwd is not None:
+            cwd = str(base / cwd)
+            if find and not os.path.isdir(cwd):
+                raise ConfigError(f"{at}cwd {cwd} is not a directory")
+        if find and not isinstance(command, str) and not _findable(command[0], cwd):
+            raise ConfigError(
+                f"{at}cannot find the program {command[0]!r}: it is not a built-in engine"
+                f" ({', '.join(BUILTIN)}) nor "
+                + ("an executable file" if "/" in command[0] else "a command on the PATH")
+            )
+        options = []
+        for key, value in table.get("options", {}).items():
+            if not isinstance(value, str | int | bool | float):
+                raise ConfigError(f"{at}options.{key} must be a string, number or true/false")
+            options.append((key, _option_text(value)))
+        env = []
+        for key, value in table.get("env", {}).items():
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise ConfigError(f"{at}env.{key} must be a string or a number")
+            text = _option_text(value)
+            if not key or "=" in key or "\0" in key or "\0" in text:
+                raise ConfigError(f"{at}env.{key}: not a usable environment variable")
+            env.append((key, text))
+        entries.append(
+            {
+                "name": table.get("name"),
+                "command": command,
+                "cwd": cwd,
+                "options": tuple(sorted(options)),
+                "env": tuple(sorted(env)),
+                "tc": _tc_text(table["tc"], f"{at}tc") if "tc" in table else None,
+                "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
+                if "move_timeout" in table
+                else None,
+                "limits": _engine_limits(table.get("limits", {}), f"{at}limits"),
+                "network": table.get("network"),
+            }
+        )
+    explicit: dict[str, int] = {}
+    for n, e in enumerate(entries, 1):
+        name = e["name"]
+        if name is not None:
+            if not name.strip():
+                raise ConfigError(f"{where}engines[{n}]: name is empty")
+            if name in explicit:
+                raise ConfigError(
+                    f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
+                    f" {name!r}; names must differ"
+                )
+            explicit[name] = n
+    taken = set(explicit)
+    out = []
+    for e in entries:
+        if e["name"] is None:
+            label = _default_name(e["command"])
+            name, k = label, 1
+            while name in taken:
+                k += 1
+                name = f"{label}#{k}"
+            e["name"] = name
+            taken.add(name)
+        out.append(EngineEntry(**e))
+    return tuple(out)
+
+
+def _engine_limits(
+    table: Mapping[str, Any], where: str
+) -> tuple[tuple[str, int | float], ...]:
+    """An engine's own limits, by name, in bytes (memory, disk), a count (processes) or
+    CPUs (cpus)."""
+    checked = _limits(Limits(), table, where)
+    return tuple(sorted((k.strip().lower(), getattr(checked, k.strip().lower())) for k in table))
+
+
+_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|java|lua)[\d.]*")
+
+
+def _default_name(command: str | tuple[str, ...]) -> str:
+    """A built-in's name, else the program's file name; for an interpreter running a script
+    (``python3 bot.py``, ``node bot.js``, ``python -m bot``), the script's."""
+    if isinstance(command, str):
+        return command
+    program = os.path.basename(command[0])
+    if _INTERPRETER.fullmatch(program):
+        args = command[1:]
+        if "-m" in args[:-1]:
+            return args[args.index("-m") + 1].rpartition(".")[2] or program
+        script = next((a for a in args if not a.startswith("-")), None)
+        if script:
+            return os.path.splitext(os.path.basename(script))[0] or program
+    return program
+
+
+def _findable(program: str, cwd: str | None) -> bool:
+    """Whether ``program`` would start: an executable path (relative to the engine's working
+    directory), or a command on the PATH the engine gets."""
+    if "/" in program:
+        path = os.path.join(cwd or os.getcwd(), program)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program, path=os.environ.get("PATH", os.defpath)) is not None
+
+
+def diff_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed from ``old`` to ``new`` (canonical settings), one line per change."""
+    changes: list[str] = []
+    labels = {
+        "games": "games per pairing",
+        "tc": "time control",
+        "move_timeout": "move timeout",
+    }
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key == "engines":
+            changes += _diff_engines(a or [], b or [])
+        elif key == "rules":
+            for rule in sorted(set(a or {}) | set(b or {})):
+                x, y = (a or {}).get(rule), (b or {}).get(rule)
+                if x != y:
+                    changes.append(f"rule {rule}: {x or '(none)'} -> {y or '(none)'}")
+        else:
+            changes.append(f"{labels.get(key, key)}: {_show(a)} -> {_show(b)}")
+    return changes
+
+
+def _diff_engines(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> list[str]:
+    old_names = [e.get("name") for e in old]
+    new_names = [e.get("name") for e in new]
+    if old_names != new_names:
+        return [f"engines: {', '.join(map(str, old_names))} -> {', '.join(map(str, new_names))}"]
+    out = []
+    for n, (a, b) in enumerate(zip(old, new, strict=True), 1):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                what = "time control" if key == "tc" else key.replace("_", " ")
+                out.append(
+                    f"engine {n} ({a.get('name')}) {what}: {_show(a.get(key))}"
+                    f" -> {_show(b.get(key))}"
+                )
+    return out
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return shlex.join(map(str, value))
+    return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
+    """The groups of engines that meet: every group (round-robin), or the first engine with
+    every group of the others (gauntlet)."""
+    if fmt == "round-robin":
+        return list(itertools.combinations(range(engines), players))
+    if fmt == "gauntlet":
+        return [(0, *rest) for rest in itertools.combinations(range(1, engines), players - 1)]
+    raise ValueError(f"unknown format {fmt!r}")
