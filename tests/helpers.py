@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ginproto.cards import DECK, Card, parse_cards
 from ginproto.game import Entry, Game, GameView
@@ -127,3 +132,40 @@ def killed_by_a_limit(script: str, policy: Any) -> str:
         raise AssertionError(f"the engine went on after go: {line!r}")
     finally:
         process.close()
+
+
+def chromium_path() -> str | None:
+    """The Chromium the browser tests drive: ``GINPROTO_CHROMIUM``, else the first of
+    ``chromium`` and ``chromium-browser`` on the PATH."""
+    named = os.environ.get("GINPROTO_CHROMIUM")
+    if named:
+        return named
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium launched through Playwright, closed at the end. Without Playwright
+    or Chromium the test is skipped, saying why, or fails under ``CI=true``."""
+    ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if ci:
+            pytest.fail("playwright is not installed (pip install -e '.[test]')")
+        pytest.skip("playwright is not installed: pip install -e '.[test]'")
+    path = chromium_path()
+    if path is None:
+        if ci:
+            pytest.fail("no chromium found; .ci/run installs it (apt-get install chromium)")
+        pytest.skip("no Chromium found: apt-get install chromium (or set GINPROTO_CHROMIUM)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path)
+        try:
+            yield browser
+        finally:
+            browser.close()

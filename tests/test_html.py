@@ -15,13 +15,13 @@ import itertools
 import math
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import chromium
 
 from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move
@@ -36,18 +36,6 @@ from referee.views.replay import json_hands
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = [v.value for v in Variant]
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _chromium() -> str | None:
-    named = os.environ.get("GINPROTO_CHROMIUM")
-    if named:
-        return named
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 VIEWPORT = {"width": 1200, "height": 1000}
@@ -79,23 +67,8 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if IN_CI:
-            pytest.fail("playwright is not installed (pip install -e '.[test]')")
-        pytest.skip("playwright is not installed: pip install -e '.[test]'")
-    path = _chromium()
-    if path is None:
-        if IN_CI:
-            pytest.fail("no chromium found; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("no Chromium found: apt-get install chromium (or set GINPROTO_CHROMIUM)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path)
-        try:
-            yield Browser(b)
-        finally:
-            b.close()
+    with chromium() as b:
+        yield Browser(b)
 
 
 class Page:

@@ -19,7 +19,6 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,29 +32,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import chromium
 
 from ginproto.record import read_games
 from referee.cli import cli
 from referee.views.replay import json_hands
 
 ROOT = Path(__file__).resolve().parent.parent
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 GINREF = [sys.executable, "-c", "import sys; from referee.__main__ import main; sys.exit(main())"]
 FAST = ["--tc", "inf", "--no-sandbox"]
 CARD = re.compile(r"\b[A2-9TJQK][cdhs]\b")
 URL_LINE = re.compile(r"Live page: (http://\S+)")
 CLIENTS = 50
-
-
-def _chromium() -> str | None:
-    named = os.environ.get("GINPROTO_CHROMIUM")
-    if named:
-        return named
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 # ------------------------------------------------------------------------------------------
@@ -319,23 +307,8 @@ new MutationObserver(function () {
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if IN_CI:
-            pytest.fail("playwright is not installed (pip install -e '.[test]')")
-        pytest.skip("playwright is not installed: pip install -e '.[test]'")
-    path = _chromium()
-    if path is None:
-        if IN_CI:
-            pytest.fail("no chromium found; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("no Chromium found: apt-get install chromium (or set GINPROTO_CHROMIUM)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 class Page:
