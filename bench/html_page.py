@@ -3,7 +3,7 @@
     python bench/html_page.py [--games 200] [--runs 5] [--chromium /usr/bin/chromium]
 
 Plays ``--games`` standard games in process (the greedy player against a random one that
-knocks when it can), writes their replay page with ``referee.views.html.replay.write_replay``, and
+knocks when it can), writes their replay page with ``referee.views.html.viewer.write_replay``, and
 opens it ``--runs`` times in a headless Chromium through Playwright. The load time is the
 page's own figure: milliseconds from the start of the navigation until the first position is
 drawn (the ``data-ready`` attribute the viewer sets). The baseline, measured in the same run,
@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:
 from ginproto.record import GameRecord  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
 from ginproto.simulate import GreedyPlayer, RandomPlayer, run_games  # noqa: E402
-from referee.views.html.replay import write_replay  # noqa: E402
+from referee.views.html.viewer import write_replay  # noqa: E402
 
 
 def load_ms(browser: Any, path: Path, runs: int) -> float:

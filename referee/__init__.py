@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
     from referee.engines.clock import TimeControl, TimeControlError
     from referee.engines.engine import EngineId, EngineSpec, EngineSpecError
-    from referee.engines.engine_api import Engine
+    from referee.engines.engine_api import Engine, RunningEngine
     from referee.engines.preflight import EngineNotReady
     from referee.engines.sandbox import SandboxError, SandboxMode
     from referee.errors import RefereeError, ReportError
@@ -59,7 +59,7 @@ _WHERE = {
     ),
     "referee.engines.clock": ("TimeControl", "TimeControlError"),
     "referee.engines.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
-    "referee.engines.engine_api": ("Engine",),
+    "referee.engines.engine_api": ("Engine", "RunningEngine"),
     "referee.errors": ("RefereeError", "ReportError"),
     "referee.engines.preflight": ("EngineNotReady",),
     "referee.engines.sandbox": ("SandboxError", "SandboxMode"),
@@ -86,6 +86,7 @@ __all__ = [
     "PairStats",
     "RefereeError",
     "ReportError",
+    "RunningEngine",
     "SandboxError",
     "SandboxMode",
     "SprtResult",

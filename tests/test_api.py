@@ -2,7 +2,7 @@
 
 These tests import only the names that docs/API.md documents, from ``ginproto`` and
 ``referee`` themselves, and run real engines: a match whose result is checked field by field
-and against ``ginref match --json``, a tournament, an engine driven with ``Engine.popen``
+and against ``ginref match --json``, a tournament, an engine driven with ``RunningEngine.popen``
 whose moves the rules engine accepts, and the errors a user meets first.
 """
 
@@ -23,11 +23,11 @@ import ginproto
 import referee
 from ginproto import Decision, Game, GameEnd, Rules, read_games, shuffled_deck, verify_file
 from referee import (
-    Engine,
     EngineNotReady,
     EngineSpec,
     GameOutcome,
     MatchResult,
+    RunningEngine,
     play_match,
     play_match_async,
     play_tournament,
@@ -217,7 +217,10 @@ def test_an_engine_driven_from_python_answers_legal_moves() -> None:
     rules = Rules()
     game = Game(rules)
     moves = 0
-    with Engine.popen("simple") as simple, Engine.popen("random", options={"Seed": 3}) as rnd:
+    with (
+        RunningEngine.popen("simple") as simple,
+        RunningEngine.popen("random", options={"Seed": 3}) as rnd,
+    ):
         assert simple.id.name == "Simple"
         assert [o.name for o in rnd.id.options] == ["Seed"] and rnd.options == {"Seed": "3"}
         pids = {simple.pid, rnd.pid}
@@ -241,7 +244,7 @@ def test_an_engine_driven_from_python_answers_legal_moves() -> None:
 @needs_proc
 def test_an_engine_is_closed_when_the_block_raises() -> None:
     before = children()
-    with pytest.raises(RuntimeError, match="boom"), Engine.popen("simple") as engine:
+    with pytest.raises(RuntimeError, match="boom"), RunningEngine.popen("simple") as engine:
         assert engine.alive
         raise RuntimeError("boom")
     assert not engine.alive
@@ -249,7 +252,7 @@ def test_an_engine_is_closed_when_the_block_raises() -> None:
 
 
 def test_configure_checks_the_options_and_restarts_the_engine() -> None:
-    with Engine.popen("random") as engine:
+    with RunningEngine.popen("random") as engine:
         with pytest.raises(ValueError, match="declares no such option"):
             engine.configure({"Sede": 1})
         assert engine.options == {}
@@ -267,7 +270,10 @@ def test_an_unknown_engine_name_is_a_clear_error_and_leaves_nothing(tmp_path: Pa
     with pytest.raises(EngineNotReady, match="did you mean 'simple'"):
         play_match(["simpel", "random"], games=2, record=record)
     assert not record.exists()  # the file made for the sandbox to hide is removed again
-    with pytest.raises(EngineNotReady, match="did you mean 'random'"), Engine.popen("randon"):
+    with (
+        pytest.raises(EngineNotReady, match="did you mean 'random'"),
+        RunningEngine.popen("randon"),
+    ):
         pass  # pragma: no cover - never reached
     with pytest.raises(EngineNotReady, match="declares no such option"):
         play_match(["simple", "random"], games=2, options={"Sede": 1})
@@ -315,3 +321,13 @@ def test_the_api_page_examples_run_as_doctests(
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         runner.run(test)
         assert runner.failures == 0, body
+
+
+def test_the_old_name_of_a_running_engine_is_the_same_class() -> None:
+    # ``referee.Engine`` (drives an engine program) kept its old name for existing code; it is
+    # not ``ginproto.sdk.Engine``, the base class of an engine written in Python.
+    import ginproto.sdk
+    import referee
+
+    assert referee.Engine is referee.RunningEngine is RunningEngine
+    assert referee.RunningEngine is not ginproto.sdk.Engine

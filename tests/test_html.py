@@ -30,8 +30,8 @@ from ginproto.rules import Rules, Variant
 from ginproto.simulate import GreedyPlayer, RandomPlayer, run_games
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from referee.cli import cli
-from referee.views.html.replay import write_replay
 from referee.views.html.report import write_match_report
+from referee.views.html.viewer import write_replay
 from referee.views.replay import json_hands
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -216,7 +216,7 @@ def _json(
 
 
 def _html(file: str, game_no: int | None, out: str) -> None:
-    from referee.views.html.replay import write_replay  # the page's assets load only when asked
+    from referee.views.html.viewer import write_replay  # the page's assets load only when asked
 
     selected = list(_selected(file, game_no))
     try:

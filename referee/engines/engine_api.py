@@ -1,12 +1,13 @@
-"""One engine process, driven from your own code: ``Engine.popen(command)``.
+"""One engine process, driven from your own code: ``RunningEngine.popen(command)``.
 
-The referee's players (``referee.engines.engine.EnginePlayer``) answer the table's questions over
-the protocol; `Engine` puts one of them in your hands, as python-chess's ``SimpleEngine`` does for a
-UCI engine. ``Engine.popen`` starts the engine (in the sandbox where it can run, as a match
-does), completes the handshake and checks the options it is given, and closes it on leaving the
-``with`` block, whatever happens in it: ``quit``, a grace period, then its whole process group
-is killed. In between, ``decide(view, decision)`` sends the seat's view (a ``GameView``, from
-``Game.view``) and returns the engine's move, in the time the clock allows.
+The referee's players (``referee.engines.engine.EnginePlayer``) answer the table's questions
+over the protocol; `RunningEngine` puts one of them in your hands, as python-chess's
+``SimpleEngine`` does for a UCI engine. ``RunningEngine.popen`` starts the engine (in the
+sandbox where it can run, as a match does), completes the handshake and checks the options it is
+given, and closes it on leaving the ``with`` block, whatever happens in it: ``quit``, a grace
+period, then its whole process group is killed. In between, ``decide(view, decision)`` sends the
+seat's view (a ``GameView``, from ``Game.view``) and returns the engine's move, in the time the
+clock allows.
 
 Nothing here checks that the move is legal: the rules engine does (``Game.apply``, or the
 view's ``hand.legal_moves()``), as at the table. What the table would rule a forfeit (a crash,
@@ -35,14 +36,16 @@ from referee.engines.sandbox import SandboxMode, start_warnings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "RunningEngine"]
 
 OptionValue = str | int | float | bool
 """An engine option's value; numbers and booleans are sent as the protocol writes them."""
 
 
-class Engine:
-    """A running engine. Make one with `Engine.popen`, which also closes it."""
+class RunningEngine:
+    """A running engine program, driven from the caller's code. Make one with
+    `RunningEngine.popen`, which also closes it. (Not ``ginproto.sdk.Engine``, the base class
+    of an engine written in Python: this drives one from the outside.)"""
 
     def __init__(self, player: EnginePlayer) -> None:
         self._player = player
@@ -61,7 +64,7 @@ class Engine:
         time_margin: float = DEFAULT_MARGIN,
         sandbox: str | SandboxMode = SandboxMode.AUTO,
         stderr: str | os.PathLike[str] | None = None,
-    ) -> Iterator[Engine]:
+    ) -> Iterator[RunningEngine]:
         """Start an engine and yield it; it is closed when the block ends (an exception
         included).
 
@@ -165,7 +168,7 @@ class Engine:
 
     def __repr__(self) -> str:
         state = "running" if self.alive else "stopped"
-        return f"<Engine {self.name!r} ({state})>"
+        return f"<RunningEngine {self.name!r} ({state})>"
 
 
 def option_text(value: OptionValue) -> str:
@@ -178,3 +181,7 @@ def option_text(value: OptionValue) -> str:
 def option_pairs(options: Mapping[str, OptionValue]) -> tuple[tuple[str, str], ...]:
     """Options as ``(name, value text)`` pairs, in the order given."""
     return tuple((k, option_text(v)) for k, v in options.items())
+
+
+Engine = RunningEngine
+"""The name ``RunningEngine`` had before; kept for code that uses it."""

@@ -31,7 +31,7 @@ from referee.results.report import GameSummary, Standings
 from referee.scheduling.standings import TournamentStandings, pairwise
 from referee.views.html.model import game_data
 from referee.views.html.page import render_page
-from referee.views.html.replay import write_page
+from referee.views.html.viewer import write_page
 
 log = logging.getLogger(__name__)
 
