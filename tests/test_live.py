@@ -577,3 +577,16 @@ def test_without_the_web_extra_serve_is_refused(tmp_path: Path) -> None:
         assert "pip install 'ginproto[web]'" in done.stderr
         assert "Traceback" not in done.stderr
         assert not marker.exists()
+
+
+def test_a_title_is_shown_as_written_even_when_it_looks_like_a_placeholder() -> None:
+    # A tournament's name comes from its config: the page shows it escaped and as it is, and
+    # never reads it as one of the page's own placeholders.
+    pytest.importorskip("aiohttp")
+    from referee.views.html.page import asset
+    from referee.views.live import LiveState
+    from referee.views.live_server import _page
+
+    page = _page(LiveState("<b>{{script}}</b> cup", "tournament"))
+    assert "&lt;b&gt;{{script}}&lt;/b&gt; cup" in page
+    assert page.count(asset("live.js")) == 1

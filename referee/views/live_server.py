@@ -39,17 +39,14 @@ CLOSE_TIMEOUT: Final = 5.0
 
 
 def _page(state: LiveState) -> str:
-    from referee.views.html.page import asset
+    from referee.views.html.page import asset, fill
 
     parts = {
         "title": html.escape(state.title),
         "style": asset("viewer.css") + "\n" + asset("live.css"),
         "script": asset("live.js"),
     }
-    text = asset("live.html")
-    for key, value in parts.items():
-        text = text.replace("{{" + key + "}}", value)
-    return text
+    return fill(asset("live.html"), parts)
 
 
 def _viewer(state: LiveState, number: int) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["asset", "json_script", "render_page"]
+__all__ = ["asset", "fill", "json_script", "render_page"]
 
 
 def asset(name: str) -> str:
@@ -61,6 +61,12 @@ def _summary(game: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def fill(template: str, parts: dict[str, str]) -> str:
+    """``template`` with each ``{{name}}`` replaced by ``parts[name]``, in one pass, so that no
+    inserted text (an engine's or a tournament's name, say) is read as a placeholder."""
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: parts[m.group(1)], template)
+
+
 def render_page(
     title: str, games: Sequence[dict[str, Any]], report: str = "", charts: Any = None
 ) -> str:
@@ -86,5 +92,4 @@ def render_page(
         "script": asset("viewer.js"),
         "viewer_hidden": "" if games else " hidden",
     }
-    # One pass, so that no inserted text (an engine's name, say) is read as a placeholder.
-    return re.sub(r"\{\{(\w+)\}\}", lambda m: parts[m.group(1)], asset("page.html"))
+    return fill(asset("page.html"), parts)
