@@ -13,7 +13,10 @@ difference, in points per hand, with its 95 % interval. A change that alters few
 alters few hands, so its interval is narrow.
 
 ``--set NAME=VALUE`` changes a field of ``engines.expert.strategy.Params`` (repeatable);
-``--movetime`` gives the changed expert another ``Movetime``. The two experts play the same
+``--movetime`` gives the changed expert another ``Movetime``. ``--base NAME=VALUE`` changes a
+field for both experts: ``--base waiting=0.95`` plays single hands as if each expert had
+already learnt, in the hands of a match, that its opponent waits for gin (a single hand is a
+match of its own, in which the chance starts at ``Params.waiting``). The two experts play the same
 deals, with the same ``Seed`` option. ``--opponent camper`` plays them against ``camper``
 (a player that waits for gin) instead of ``simple``. ``--cache FILE`` keeps the baseline's hands
 in a file, so that the next run against the same deals plays only the changed expert; they are
@@ -199,19 +202,27 @@ Deal = tuple[tuple[HandResult, HandResult], tuple[HandResult, HandResult]]
 
 
 Pair = tuple[HandResult, HandResult]
-DealJob = tuple[range, str, Change, int, str, dict[int, Pair]]
+DealJob = tuple[range, str, Change, int, str, dict[int, Pair], Change]
 """A job of ``play_deals``: the deals, the seed, the changes, the changed expert's Movetime,
-the opponent's name, and the baseline's hands of the deals already known."""
+the opponent's name, the baseline's hands of the deals already known, and the changes both
+experts share (``--base``)."""
+
+
+def experts(shared: Change, changes: Change, movetime: int) -> tuple[ExpertEngine, ExpertEngine]:
+    """The baseline and the changed expert: both with the ``shared`` changes, the changed one
+    also with ``changes`` (which win where both set a field) and the ``movetime``."""
+    base = TunedExpert(shared) if shared else ExpertEngine()
+    tuned = TunedExpert({**shared, **changes})
+    tuned.set_option("Movetime", str(movetime))
+    return base, tuned
 
 
 def play_deals(job: DealJob) -> list[Deal]:
     """For each deal of the range, the baseline's and the changed expert's hands from both
     seats. The baseline's are played only for the deals whose hands are not given."""
-    keys, seed, changes, movetime, opponent, known = job
+    keys, seed, changes, movetime, opponent, known, shared = job
     rules = Rules(target=1)
-    base = ExpertEngine()
-    tuned = TunedExpert(changes)
-    tuned.set_option("Movetime", str(movetime))
+    base, tuned = experts(shared, changes, movetime)
     make = OPPONENTS[opponent]
 
     def both(expert: ExpertEngine, key: int) -> Pair:
@@ -313,6 +324,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a Params field of the changed expert (repeatable)",
     )
     parser.add_argument(
+        "--base",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Params field of both experts, the baseline too (repeatable): for example"
+        " waiting=0.95, the chance an expert has learnt in a match against camper",
+    )
+    parser.add_argument(
         "--opponent",
         choices=sorted(OPPONENTS),
         default="simple",
@@ -338,12 +357,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         changes = parse_changes(args.set)
+        shared = parse_changes(args.base)
     except ValueError as error:
         parser.error(str(error))
     if args.deals < 1 or args.jobs < 1 or args.movetime < 0:
         parser.error("--deals and --jobs must be at least 1, --movetime at least 0")
     digest = args.cache_key or fingerprint(args.opponent)
     prefix = f"{digest}:{args.opponent}:{args.seed}"
+    if shared:
+        prefix += ":" + ",".join(sorted(args.base))
     known = load_cache(args.cache, prefix)
     ranges = deal_ranges(args.deals, args.first)
     jobs: list[DealJob] = [
@@ -354,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.movetime,
             args.opponent,
             {k: known[k] for k in deals if k in known},
+            shared,
         )
         for deals in ranges
     ]
@@ -380,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"{hands} hands against {args.opponent} ({len(results)} deals from both seats,"
-        f" seed {args.seed!r})"
+        f" seed {args.seed!r})" + (f", both with {', '.join(args.base)}" if shared else "")
     )
     print(f"  expert as it is        {base:+.3f} points per hand")
     print(f"  expert with {label}: {tuned:+.3f} points per hand")

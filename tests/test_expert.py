@@ -514,6 +514,19 @@ def test_the_strength_bench_changes_only_the_parameters_asked_for() -> None:
             parse_changes([bad])
 
 
+def test_the_strength_bench_gives_both_experts_the_shared_changes() -> None:
+    from bench.expert_hands import experts
+
+    base, tuned = experts({"waiting": 0.95, "wait_from": 6}, {"wait_from": 9}, 200)
+    plain = ExpertEngine().params_for(20)
+    assert dataclasses.replace(base.params_for(20), waiting=plain.waiting, wait_from=8) == plain
+    assert (base.params_for(20).waiting, base.params_for(20).wait_from) == (0.95, 6)
+    assert (tuned.params_for(20).waiting, tuned.params_for(20).wait_from) == (0.95, 9)
+    assert (base.option("Movetime"), tuned.option("Movetime")) == (20, 200)
+    # Without shared changes the baseline is the expert as it is.
+    assert type(experts({}, {}, 20)[0]) is ExpertEngine
+
+
 def test_the_danger_bench_labels_each_card_by_the_opponents_hand_at_that_moment() -> None:
     from bench.danger_bound import FEATURES, PAIR_MASKS, Opponent, Recorder, Row, can_meld
 
