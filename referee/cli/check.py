@@ -46,9 +46,9 @@ def check(
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
 
-    ENGINE is a built-in name (random, simple, expert, camper, js-simple) or a command line
-    in quotes. One line per check: PASS <name>, or FAIL <name>: <what was wrong>. The exit
-    code is 0 when every check passes, 1 otherwise.
+    ENGINE is a built-in name (random, simple, expert, camper, js-simple, and openspiel:simple
+    with the openspiel extra) or a command line in quotes. One line per check: PASS <name>, or
+    FAIL <name>: <what was wrong>. The exit code is 0 when every check passes, 1 otherwise.
 
         ginref check "python3 mybot.py" --move-timeout 2
     """

@@ -181,8 +181,9 @@ def match(
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
-    An ENGINE is a built-in name (random, simple, expert, camper, js-simple) or a command line
-    in quotes, split as a shell would split it but never run through one:
+    An ENGINE is a built-in name (random, simple, expert, camper, js-simple, and
+    openspiel:simple with the openspiel extra) or a command line in quotes, split as a shell
+    would split it but never run through one:
 
         ginref match random simple --games 20
 
