@@ -233,7 +233,8 @@ def test_ctrl_c_while_ginref_is_still_loading(
     tmp_path: Path, start: Start, marker: str, command: str
 ) -> None:
     """Sent once the interpreter itself has started (a tenth of a second of CPU time), while
-    the command line is still being imported on a quiet machine: exit 130, one line."""
+    the command line is still being imported on a quiet machine: exit 130, one line. replay
+    and stats may load in less than that; they are then interrupted waiting for their input."""
     args = {
         "match": ["match", "random", "random", "--games", "1000", "--env", f"{MARK}={marker}",
                   *FAST],
