@@ -171,7 +171,7 @@ class Events:
         try:
             sock = socket.create_connection((host, int(port)), timeout=30)
             with contextlib.closing(sock):
-                sock.sendall(f"GET /events HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                sock.sendall(f"GET /events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
                 stream = sock.makefile("rb")
                 head = stream.readline()
                 assert b" 200 " in head, head

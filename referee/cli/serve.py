@@ -70,9 +70,15 @@ class Live:
         self.page = LivePage(address, on_open=self._opened)
         click.get_current_context().call_on_close(self.page.close)
 
-    @staticmethod
-    def _opened(bound: Address) -> None:
+    def _opened(self, bound: Address) -> None:
         click.echo(f"Live page: {bound.url()}", err=True)
+        server = self.page.server
+        if server is not None and server.public:
+            click.echo(
+                f"warning: the live page is public: anyone who can reach {bound.url()} sees"
+                f" the run (--serve 127.0.0.1:{bound.port} keeps it to this machine)",
+                err=True,
+            )
 
     def stay(self) -> NoReturn:
         """Keep the page up with the final state until Ctrl-C (exit 130) or SIGTERM (143)."""
