@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from referee.views.live import Address
 
 SERVE_HELP = (
-    "Serve a live page of the run on [HOST:]PORT (host 127.0.0.1 unless given; port 0: any"
-    " free one), up until Ctrl-C after the last game. Needs: pip install 'ginproto[web]'."
+    "Serve a live page of the run on [HOST:]PORT (host 127.0.0.1 unless given, 0.0.0.0 for"
+    " every interface: public; port 0: any free one), up until Ctrl-C after the last game."
+    " Needs: pip install 'ginproto[web]'."
 )
 
 
