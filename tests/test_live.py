@@ -761,13 +761,21 @@ def _records(keys: list[int]) -> list[str]:
 class Local:
     """A ``LiveServer`` on 127.0.0.1 in this process, and a client of it."""
 
-    def __init__(self, state: Any, clients_cap: int | None = None, header_timeout: float = 0):
+    def __init__(
+        self,
+        state: Any,
+        clients_cap: int | None = None,
+        header_timeout: float = 0,
+        write_timeout: float = 0,
+    ) -> None:
         from referee.views.live import Address
         from referee.views.live_server import LiveServer
 
         self.server = LiveServer(state, Address("127.0.0.1", 0), clients_cap)
         if header_timeout:
             self.server.header_timeout = header_timeout
+        if write_timeout:
+            self.server.write_timeout = write_timeout
         self.port = self.server.start().port
 
     def get(self, path: str, host: str | None = None) -> tuple[int, str]:
@@ -1042,3 +1050,57 @@ def test_stalled_clients_cannot_stop_the_run(
     _clean(stderr)
     assert "Too many open files" not in stderr
     assert len(list(read_games(tmp_path / "cup" / "games.gin"))) == games
+
+
+def test_a_client_that_stops_reading_is_dropped(local: Callable[..., Local]) -> None:
+    """A client that asks for a large /state and reads none of it: once the server has
+    waited ``write_timeout`` for it to take a byte, the connection is closed, and no more
+    is kept for it."""
+    from referee.views.live import LiveState, game_entry
+
+    state = LiveState("Cup", "match")
+    state.start(20_000, 0)
+    for n in range(1, 20_001):  # some megabytes of JSON
+        state.add_finished(game_entry(n, ["a" * 40, "b" * 40], 0, "knock", 1, None))
+    server = local(state, write_timeout=0.2)
+    listener = server.server.listener
+    assert listener is not None
+    for each in listener.sockets:  # small system buffers: the server's own buffer fills
+        each.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(30)
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(f"GET /state HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        gate = server.server.gate
+        assert gate is not None
+        deadline = time.monotonic() + 60
+        while not gate.count and time.monotonic() < deadline:  # until the server has it
+            time.sleep(0.01)
+        while gate.count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gate.count == 0, "the connection of a client that reads nothing is kept"
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                received += len(chunk)
+        assert received < 1_000_000
+    finally:
+        sock.close()
+    assert server.get("/")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("files", "cap"), [(1024, 256), (64, 16), (20, 16), (1_000_000, 1024)]
+)
+def test_the_connection_cap_follows_the_open_file_limit(
+    monkeypatch: pytest.MonkeyPatch, files: int, cap: int
+) -> None:
+    import resource
+
+    pytest.importorskip("aiohttp")
+    from referee.views import live_server
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (files, resource.RLIM_INFINITY))
+    assert live_server.max_clients() == cap

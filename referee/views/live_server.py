@@ -270,6 +270,8 @@ class LiveServer:
         self.state = state
         self.address = address
         self.clients_cap = max_clients() if clients_cap is None else clients_cap
+        # Read when the server starts: seconds a new connection has to send its headers, and
+        # a client may take no byte of a response.
         self.header_timeout = HEADER_TIMEOUT
         self.write_timeout = WRITE_TIMEOUT
         self.loop: asyncio.AbstractEventLoop | None = None
