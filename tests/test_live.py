@@ -398,6 +398,8 @@ def test_tournament_page_live(
         timeout=60_000,
     )
     seen = page.page.evaluate("window.__seen")
+    assert page.page.get_attribute("#seed", "data-seed") == "11"  # the run is over
+    assert not page.page.query_selector("[data-withheld]")
     assert seen["played"][0] < 12, "the page was opened after the run"
     assert seen["played"] == sorted(seen["played"]) and seen["played"][-1] == 12
     html = page.page.content()
@@ -683,7 +685,6 @@ def test_no_seed_and_no_key_while_the_run_goes_on(
     for event in streamed:
         if not event["over"]:
             assert not _secret_in(json.dumps(event)), event
-    assert any(e["withheld"] for e in streamed if not e["over"]), "no deal was ever withheld"
     # After the run: the seed, and every replay with its Seed and Key.
     assert state["seed"] == SEED and state["withheld"] == []
     status, page = run.get("/game/1")
@@ -999,9 +1000,9 @@ STALLED = 1100
 def test_stalled_clients_cannot_stop_the_run(
     serve: Callable[..., Served], tmp_path: Path
 ) -> None:
-    """Under ``ulimit -n 1024``, 1 100 clients that open a connection and never finish their
-    request: the tournament plays every game, the page serves again, and stderr holds no
-    traceback."""
+    """Under ``ulimit -n 1024``, 1 100 clients open a connection and never finish their
+    request, before the first game (its engine waits for the test to let it start): the
+    tournament then plays every game, the page serves again, and stderr holds no traceback."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -1010,11 +1011,25 @@ def test_stalled_clients_cannot_stop_the_run(
         if hard != resource.RLIM_INFINITY and hard < need:
             pytest.skip(f"the test needs {need} open files; the hard limit is {hard}")
         resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-    games = 12
-    toml = _tournament_toml(tmp_path, games, ENGINES[:2])
+    games = 6
+    go = tmp_path / "go"
+    gated = (  # the random engine, once the file ``go`` exists
+        f"import os, sys, time; sys.path.insert(0, {str(ROOT)!r});"
+        f" [time.sleep(0.05) for _ in iter(lambda: os.path.exists({str(go)!r}), True)];"
+        " from engines.random_engine import main; main()"
+    )
+    toml = tmp_path / "cup.toml"
+    toml.write_text(
+        "\n".join([
+            'event = "Stalled cup"', f"games = {games}", "seed = 11", "concurrency = 2",
+            'tc = "inf"', 'sandbox = "off"', 'output = "cup"', "startup_timeout = 300",
+            "[[engines]]", 'name = "Random"',
+            f"command = [{json.dumps(sys.executable)}, \"-c\", {json.dumps(gated)}]",
+            "[[engines]]", 'name = "Simple"', 'command = "simple"',
+        ]) + "\n"
+    )
     run = serve("tournament", str(toml), files=1024)
     stalled: list[socket.socket] = []
-    played = games
     try:
         deadline = time.monotonic() + 60
         while len(stalled) < STALLED and time.monotonic() < deadline:
@@ -1024,8 +1039,9 @@ def test_stalled_clients_cannot_stop_the_run(
             with contextlib.suppress(OSError):  # refused, or answered 503 and closed
                 sock.connect(("127.0.0.1", run.port))
                 sock.sendall(b"GET /state HTTP/1.1\r\nHost: 127.0")
-            if len(stalled) == 400:  # more than the server answers at once
-                played = len(re.findall(r"^\[\d+/\d+", run.stderr(), re.M))
+        assert run.process.poll() is None, run.stderr()[-3000:]
+        assert not re.search(r"^\[\d+/\d+", run.stderr(), re.M), "a game was played"
+        go.touch()  # the games start, the clients still there
         deadline = time.monotonic() + 120
         while True:
             assert run.process.poll() is None, run.stderr()[-3000:]
@@ -1037,12 +1053,12 @@ def test_stalled_clients_cannot_stop_the_run(
                     break
             time.sleep(0.2)
     finally:
+        go.touch()
         for sock in stalled:
             sock.close()
         if soft != resource.RLIM_INFINITY and soft < need:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert len(stalled) == STALLED
-    assert played < games, "the run was over before the clients came"
     assert state["played"] == state["total"] == games
     assert state["status"].startswith("complete")
     assert run.interrupt() == 130
@@ -1104,3 +1120,28 @@ def test_the_connection_cap_follows_the_open_file_limit(
 
     monkeypatch.setattr(resource, "getrlimit", lambda which: (files, resource.RLIM_INFINITY))
     assert live_server.max_clients() == cap
+
+
+def test_the_page_marks_a_withheld_deal_and_shows_the_seed_at_the_end(
+    browser: Any, local: Callable[..., Local]
+) -> None:
+    from referee.views.live import LiveState
+
+    records = _records([0, 0])
+    state = LiveState("Cup", "tournament")
+    state.plan({1: 0, 2: 0}, int(SEED))
+    state.start(2, 0)
+    _finish(state, 1, records[0])
+    server = local(state)
+    page = Page(browser, f"http://127.0.0.1:{server.port}/")
+    page.page.wait_for_selector("[data-finished='1'][data-withheld]", timeout=15_000)
+    assert "deal withheld" in page.page.inner_text("[data-finished='1']")
+    assert page.page.query_selector("#seed") is None
+    _finish(state, 2, records[1])
+    page.page.wait_for_selector("[data-finished='2']", timeout=15_000)
+    page.page.wait_for_function("() => !document.querySelector('[data-withheld]')")
+    assert SEED not in page.page.content()
+    state.run_over("complete")
+    page.page.wait_for_selector(f"#seed[data-seed='{SEED}']", timeout=15_000)
+    assert not page.errors and not page.outside(), (page.errors, page.outside())
+    page.page.close()

@@ -196,13 +196,17 @@
     Object.keys(withheld).concat(Object.keys(now)).forEach(function (n) {
       var row = document.querySelector('[data-finished="' + n + '"]');
       if (!row) return;
+      var note = row.querySelector('.withheld-note');
       if (now[n]) {
         row.setAttribute('data-withheld', '');
         row.title = 'Games still to be played are dealt the same cards: its replay opens' +
           ' when they are over.';
+        if (!note) row.cells[0].insertAdjacentHTML('beforeend',
+          ' <span class="withheld-note">(deal withheld)</span>');
       } else {
         row.removeAttribute('data-withheld');
         row.removeAttribute('title');
+        if (note) note.remove();
       }
     });
     withheld = now;
