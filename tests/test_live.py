@@ -712,19 +712,26 @@ def _ranked(standings: dict[str, Any], by: Callable[[dict[str, Any]], Any]) -> N
 
 
 def test_match_standings_ranked_from_the_first_game(serve: Callable[..., Served]) -> None:
-    """``random`` named first, ``simple`` winning: from the first game on, the page ranks
-    Simple first, as the match's final table does, and the head-to-head figures still say
-    whose they are."""
-    run = serve("match", "random", "simple", "--games", "4", "--seed", "5", *FAST)
+    """``random`` named first, ``simple`` winning: in every state sent from the first game
+    on, the page ranks Simple first, as the match's final table does, and the head-to-head
+    figures still say whose they are."""
+    run = serve("match", "random", "simple", "--games", "3", "--seed", "5", *FAST)
     events = Events(run.url)
-    state = run.wait_over()
+    polled = [run.state()]
+    deadline = time.monotonic() + 60
+    while not polled[-1]["over"]:
+        assert time.monotonic() < deadline and run.process.poll() is None, run.stderr()
+        time.sleep(0.05)
+        polled.append(run.state())
+    state = polled[-1]
     streamed = events.join()
     assert run.interrupt() == 130
     table = run.out.read_text()
     ranked = [line.split()[1] for line in table.splitlines() if line[:1].isdigit()]
     assert ranked == ["Simple", "Random"], table
-    played = [e for e in streamed if e["played"] >= 1]
-    assert played and not played[0]["over"], "no state was sent between two games"
+    # Every state sent or asked for from the first game on, the last one too.
+    played = [e for e in streamed + polled if e["played"] >= 1]
+    assert played, streamed
     for event in played:
         standings = event["standings"]
         _ranked(standings, lambda e: -e["score"])

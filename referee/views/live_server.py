@@ -286,6 +286,7 @@ class LiveServer:
         self.clients = 0
         self._encoded: dict[tuple[int, int], bytes] = {}
         self._page: str | None = None
+        self._state_body: tuple[int, bytes] | None = None
         self._games: OrderedDict[tuple[int, bool], bytes] = OrderedDict()
         self._rendering: dict[tuple[int, bool], asyncio.Future[bytes | None]] = {}
 
@@ -422,15 +423,19 @@ class LiveServer:
         return web.Response(text=self._page, content_type="text/html", charset="utf-8")
 
     async def _state(self, request: web.Request) -> web.Response:
-        cursor = 0
-        finished: list[dict[str, Any]] = []
-        while True:
-            _, data, cursor = self.state.event(cursor)
-            finished += data["finished"]
-            if not data["more"]:
-                break
-        data = {**data, "finished": finished, "first": 0, "more": False}
-        return web.json_response(data)
+        """The whole state, encoded once per version of it however many clients ask."""
+        version = self.state.version  # the body is at least this new
+        if self._state_body is None or self._state_body[0] != version:
+            cursor = 0
+            finished: list[dict[str, Any]] = []
+            while True:
+                _, data, cursor = self.state.event(cursor)
+                finished += data["finished"]
+                if not data["more"]:
+                    break
+            data = {**data, "finished": finished, "first": 0, "more": False}
+            self._state_body = (version, json.dumps(data, allow_nan=False).encode("utf-8"))
+        return web.Response(body=self._state_body[1], content_type="application/json")
 
     async def _game(self, request: web.Request) -> web.Response:
         number = _game_number(request.match_info["number"])
