@@ -348,9 +348,11 @@ class LiveServer:
         gate = _Gate(runner.server, self.clients_cap, self.header_timeout, self.write_timeout)
         loop = asyncio.get_running_loop()
         try:
+            # The loop accepts up to ``backlog`` connections at a time before the gate sees
+            # them: a few more files open for a moment, kept below the cap.
             listener = await loop.create_server(
-                gate, self.address.host, self.address.port, backlog=BACKLOG,
-                reuse_address=True,
+                gate, self.address.host, self.address.port,
+                backlog=min(BACKLOG, max(8, self.clients_cap // 2)), reuse_address=True,
             )
         except BaseException:
             await runner.cleanup()
