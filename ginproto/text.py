@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DETAIL_LIMIT", "ID_LIMIT", "LOG_LIMIT", "printable"]
+__all__ = ["DETAIL_LIMIT", "ID_LIMIT", "LOG_LIMIT", "plural", "printable"]
 
 ID_LIMIT: Final = 100
 """Characters kept of an engine's ``id`` text, option names and option values."""
@@ -58,3 +58,9 @@ def printable(text: str, limit: int | None = None) -> str:
 
 
 _CUT: Final = "...({} more characters)"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and the noun that goes with it: ``1 game``, ``0 games``, ``3 games``
+    (``nouns``: the plural, when it is not the noun and an ``s``)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

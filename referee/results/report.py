@@ -28,7 +28,7 @@ from typing import Any
 
 from ginproto.game import Game
 from ginproto.record import FaultLine, GameRecord, RecordError, read_games
-from ginproto.replay import replay_game
+from ginproto.replay import cut_short, replay_game
 from ginproto.table import GameLog
 from ginproto.text import ID_LIMIT, printable
 from referee.results import stats
@@ -291,6 +291,7 @@ class Skipped:
     path: str
     game: int  # its number in its file, from 1
     error: RecordError
+    cut: bool = False  # the last game of its file, cut short (``ginproto.replay.cut_short``)
 
 
 @dataclass(slots=True)
@@ -337,6 +338,10 @@ def summarize_records(paths: Sequence[str]) -> RecordStandings:
         for number, record in enumerate(source, start=1):
             if not record.items:
                 skipped.extend(Skipped(path, number, e) for e in record.errors[:1])
+                continue
+            cut = cut_short(record)
+            if cut is not None:
+                skipped.append(Skipped(path, number, cut, cut=True))
                 continue
             try:
                 if record.errors:
