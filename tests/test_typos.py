@@ -58,3 +58,61 @@ def test_a_misspelt_engine_option_gets_a_suggestion() -> None:
         "engine 'expert': -o movetme: the engine declares no such option"
         " (declared: Seed, Movetime); did you mean 'Movetime'?"
     ) in out
+
+
+MISTAKES = """\
+gmes = 4
+concurency = 2
+tc = "fast"
+[rules]
+knock_limt = 10
+[[engines]]
+comand = "simple"
+[[engines]]
+command = "random"
+"""
+
+
+def test_a_tournament_file_with_five_mistakes_names_every_one_at_once(tmp_path: Path) -> None:
+    from referee.scheduling.config import ConfigError, load_config
+
+    path = tmp_path / "typos.toml"
+    path.write_text(MISTAKES)
+    expected = [
+        "unknown key 'gmes' (did you mean 'games'?)",
+        "unknown key 'concurency' (did you mean 'concurrency'?)",
+        "tc: time control must be BASE+INC",
+        "rules: unknown rule 'knock_limt'; did you mean 'knock_limit'?",
+        "engines[1] (?): unknown key 'comand' (did you mean 'command'?)",
+    ]
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: 6 problems:\n")
+    for words in expected:
+        assert f"\n  - {words}" in message, words
+    code, out = ginref("tournament", str(path), "--output", str(tmp_path / "out"))
+    assert code == 2 and "6 problems" in out
+    assert all(words in out for words in expected)
+    assert not (tmp_path / "out").exists()
+
+
+def test_one_mistake_is_one_line_as_before(tmp_path: Path) -> None:
+    from referee.scheduling.config import ConfigError, load_config
+
+    path = tmp_path / "one.toml"
+    fixed = MISTAKES
+    for wrong, right in (
+        ("gmes", "games"),
+        ("concurency", "concurrency"),
+        ('"fast"', '"60+1"'),
+        ("knock_limt", "knock_limit"),
+        ("comand", "command"),
+    ):
+        fixed = fixed.replace(wrong, right)
+    path.write_text(fixed)
+    load_config(path)  # sound once every mistake is fixed
+    path.write_text(fixed.replace("games", "gmes"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: unknown key 'gmes' (did you mean 'games'?)"
