@@ -183,8 +183,8 @@ def _with_hand(
             if game_no is not None:
                 count = len(_hands(record))
                 raise click.UsageError(
-                    f"there is no hand {hand_no} in game {game_no} of {file}: it has {count}"
-                    f" hand{'' if count == 1 else 's'}"
+                    f"there is no hand {hand_no} in game {game_no} of {file}: it has"
+                    f" {plural(count, 'hand')}"
                 )
             continue
         found = True
@@ -217,7 +217,11 @@ def _verify(file: str, game_no: int | None) -> None:
         if not report.games:
             summary = f"{file}: no game can be read from this file"
         else:
-            summary = f"{file}: {report.bad_games} of {report.games} games do not verify"
+            bad = report.bad_games
+            summary = (
+                f"{file}: {bad} of {plural(report.games, 'game')}"
+                f" {'does' if bad == 1 else 'do'} not verify"
+            )
         _fail_on(report.errors, summary)
     counts = (
         f"{plural(report.games, 'game')}, {plural(report.hands, 'hand')},"
@@ -265,7 +269,7 @@ def _html(file: str, game_no: int | None, out: str) -> None:
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    click.echo(f"{out}: {count} game{'' if count == 1 else 's'}", err=True)
+    click.echo(f"{out}: {plural(count, 'game')}", err=True)
 
 
 def _keyboard() -> IO[str] | None:

@@ -30,7 +30,7 @@ from ginproto.game import Game
 from ginproto.record import FaultLine, GameRecord, RecordError, read_games
 from ginproto.replay import cut_short, replay_game
 from ginproto.table import GameLog
-from ginproto.text import ID_LIMIT, printable
+from ginproto.text import ID_LIMIT, plural, printable
 from referee.results import stats
 
 
@@ -241,7 +241,7 @@ class Standings:
                 p = h["net_points_per_hand"]
                 out.append(
                     f"Net points per hand ({names[0]}): {signed(p['mean'], 2)}"
-                    f" {_margin(p['lo'], p['hi'], 2)} over {p['hands']} hands"
+                    f" {_margin(p['lo'], p['hi'], 2)} over {plural(p['hands'], 'hand')}"
                 )
             pairs = self.pairs()
             if pairs is not None:
