@@ -140,3 +140,15 @@ def test_usage_explains_a_cut_record_once_and_each_command_points_there() -> Non
     for command in ("replay", "stats"):
         help_text = " ".join(ginref(command, "--help")[1].split())
         assert "cut short" in help_text and "USAGE.md" in help_text, command
+
+
+def test_verify_names_the_cut_game_besides_a_wrong_one(whole: Path, tmp_path: Path) -> None:
+    path, line = cut_file(whole, tmp_path, mid_line=False)
+    text = path.read_text()
+    first_totals = text.index("\ntotals ") + len("\ntotals ")
+    path.write_text(text[:first_totals] + "9" + text[first_totals:])  # game 1 made wrong
+    code, out, err = ginref("replay", "--verify", str(path))
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert "wrong totals line" in lines[0]
+    assert lines[-2:] == [named(path, line), f"Error: {path}: 1 of 2 games does not verify"]

@@ -32,15 +32,17 @@ def _records(file: str) -> Iterator[GameRecord]:
         yield from read_games(file)
 
 
-def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
-    """Print each error once, in the order found (the first wrong line first), then exit 1
-    with ``summary``."""
+def _fail_on(errors: Sequence[RecordError], summary: str, note: str = "") -> None:
+    """Print each error once, in the order found (the first wrong line first), and ``note``,
+    then exit 1 with ``summary``."""
     from referee.views.replay import MAX_SHOWN_ERRORS
 
     for error in errors[:MAX_SHOWN_ERRORS]:
         click.echo(str(error), err=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         click.echo(f"... and {len(errors) - MAX_SHOWN_ERRORS} more", err=True)
+    if note:
+        click.echo(note, err=True)
     raise click.ClickException(summary)
 
 
@@ -222,7 +224,7 @@ def _verify(file: str, game_no: int | None) -> None:
                 f"{file}: {bad} of {plural(report.games, 'game')}"
                 f" {'does' if bad == 1 else 'do'} not verify"
             )
-        _fail_on(report.errors, summary)
+        _fail_on(report.errors, summary, cut_off)
     counts = (
         f"{plural(report.games, 'game')}, {plural(report.hands, 'hand')},"
         f" {plural(report.moves, 'move')}"
