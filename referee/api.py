@@ -473,17 +473,20 @@ def _play_match(
         raise MatchInterrupted(None) from None
     public = _match_result(config, display, result, outcomes)
     failed: ReportError | None = None
-    if html is not None:
-        try:
-            _match_report(records, html, display, config)
-        except ReportError as exc:
-            failed = ReportError(str(exc), public)
-    if page is not None:
-        page.over(
-            f"stopped early after {result.played} of {config.games} games"
-            if result.stopped_early
-            else f"complete: {result.played} of {config.games} games"
-        )
+    try:  # Ctrl-C once the games are over: the result of every game, at once
+        if html is not None:
+            try:
+                _match_report(records, html, display, config)
+            except ReportError as exc:
+                failed = ReportError(str(exc), public)
+        if page is not None:
+            page.over(
+                f"stopped early after {result.played} of {config.games} games"
+                if result.stopped_early
+                else f"complete: {result.played} of {config.games} games"
+            )
+    except KeyboardInterrupt:
+        raise MatchInterrupted(public) from None
     if failed is not None:
         raise failed
     return public

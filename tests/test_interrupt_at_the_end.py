@@ -1,0 +1,141 @@
+"""A Ctrl-C as a run ends: ``ginref match`` and ``ginref tournament``, with and without
+``--serve``, end at once with exit 130 whenever the Ctrl-C comes after the last game, however
+close to the end of the games, to the results or to the page that stays up it lands.
+
+Each test plays a short run (random against simple, two games of one hand) again and again,
+and sends SIGINT a varying moment after standard error says the last game has ended, so that
+the signals fall all over the run's last steps. Every process a test starts dies with it (in its
+own session, killed with its group at the end, and with the test run if that dies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GINREF = [sys.executable, "-c", "import sys; from referee.__main__ import main; sys.exit(main())"]
+LAST_GAME = b"[2/2]"
+"""What standard error says when the second and last game has ended."""
+RUNS = 8
+WITHIN = 1.0
+"""Seconds from the Ctrl-C to the exit: a generous bound for a command that ends at once."""
+
+TOURNAMENT = """\
+event = "End cup"
+games = 2
+seed = 11
+concurrency = 2
+tc = "inf"
+sandbox = "off"
+output = "cup"
+[rules]
+target = 1
+[[engines]]
+name = "Random"
+command = "random"
+[[engines]]
+name = "Simple"
+command = "simple"
+"""
+
+
+def _child_setup() -> None:
+    """Ctrl-C as a terminal gives it, and death with the test run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _command(kind: str, serve: bool, folder: Path) -> list[str]:
+    if kind == "match":
+        args = ["match", "random", "simple", "--games", "2", "--seed", "5", "--tc", "inf",
+                "--rule", "target=1", "--no-sandbox"]
+    else:
+        (folder / "cup.toml").write_text(TOURNAMENT)
+        args = ["tournament", "cup.toml"]
+    return [*GINREF, *args, *(["--serve", "127.0.0.1:0"] if serve else [])]
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` (a child not yet waited for) has ended, without reaping it."""
+    found = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return found is not None
+
+
+def _interrupt_at_the_end(
+    kind: str, serve: bool, folder: Path, delay: float
+) -> tuple[int | None, float, str]:
+    """Run the command, send it SIGINT ``delay`` seconds after its last game has ended; its exit
+    code (None: it had ended before the signal could be sent), the seconds from the signal to
+    the exit, and its standard error."""
+    process = subprocess.Popen(
+        _command(kind, serve, folder), cwd=folder, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True, preexec_fn=_child_setup,
+    )
+    assert process.stderr is not None
+    err = b""
+    try:
+        deadline = time.monotonic() + 60
+        while LAST_GAME not in err:
+            assert time.monotonic() < deadline, f"the run did not end: {err.decode()}"
+            ready, _, _ = select.select([process.stderr], [], [], 1)
+            if ready:
+                chunk = os.read(process.stderr.fileno(), 65536)
+                assert chunk, f"the command ended before its last game: {err.decode()}"
+                err += chunk
+        time.sleep(delay)
+        if _exited(process.pid):  # without --serve, the command may be done already
+            process.wait()
+            return None, 0.0, err.decode()
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            code = process.wait(timeout=20)  # its standard error is far less than a pipe holds
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"delay {delay:.3f}: the Ctrl-C was swallowed") from None
+        took = time.monotonic() - sent
+        return code, took, (err + process.stderr.read()).decode()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        process.stderr.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["match", "tournament"])
+@pytest.mark.parametrize("serve", [True, False], ids=["serve", "no-serve"])
+def test_ctrl_c_as_the_run_ends_ends_it_at_once(
+    kind: str, serve: bool, tmp_path: Path
+) -> None:
+    """Sent at the moment the last game is reported and up to a third of a second after (with
+    --serve: the results, the page marked over, the page staying up; without: the results and
+    the exit), a Ctrl-C ends the command within a second with exit 130, every time; never is
+    it swallowed, leaving the command (or its page) waiting for another."""
+    hits = 0
+    span = 0.3 if serve else 0.1
+    for run in range(RUNS):
+        folder = tmp_path / str(run)
+        folder.mkdir()
+        delay = span * run / (RUNS - 1)
+        code, took, err = _interrupt_at_the_end(kind, serve, folder, delay)
+        if code is None:
+            continue  # ended before the Ctrl-C: nothing to interrupt
+        hits += 1
+        # 130; or killed by the signal itself, as the interpreter exits (a shell says 130)
+        assert code in (130, -signal.SIGINT), f"delay {delay:.3f}: exit {code}\n{err}"
+        assert took < WITHIN, f"delay {delay:.3f}: {took:.2f} s to exit\n{err}"
+        assert "Traceback" not in err, err
+    assert hits >= RUNS // 2, f"only {hits} of {RUNS} runs were still going at the Ctrl-C"
