@@ -29,6 +29,7 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
+from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
@@ -312,12 +313,15 @@ def load_config(
 
 def check_size(config: TournamentConfig, where: str = "") -> None:
     """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
-    store lists every game from the start, so a count such as 10**12 would fill the disk."""
-    groups = len(pairings(config.format, len(config.engines), config.rules.players))
-    if config.games * groups > MAX_GAMES:
+    store lists every game from the start, so a count such as 10**12 would fill the disk.
+    The games are counted (`pairing_count`), never listed: 700 engines of the three-handed
+    game make 56.9 million pairings, which would take gigabytes only to be refused."""
+    groups = pairing_count(config.format, len(config.engines), config.rules.players)
+    total = game_count(config)
+    if total > MAX_GAMES:
         raise ConfigError(
             f"{where}games = {config.games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f"{'' if groups == 1 else 's'}, makes {total} games: a tournament"
             f" holds at most {MAX_GAMES}, since its store lists every game from the start"
         )
 
@@ -385,8 +389,17 @@ def build_config(
             f"{where}seed must not be empty: an empty seed deals the same cards every time;"
             " leave it out for a random one"
         )
-    if isinstance(seed, str) and seed.isdigit():
-        seed = int(seed)
+    if isinstance(seed, str):
+        seed = nfc(seed)
+        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
+            raise ConfigError(f"{where}{why}")
+        if seed.isascii() and seed.isdigit():
+            seed = int(seed)
+    event = merged.get("event", DEFAULT_EVENT)
+    if isinstance(event, str):
+        event = nfc(event)
+        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
+            raise ConfigError(f"{where}{why}")
     tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
     move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
     startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
@@ -442,7 +455,7 @@ def build_config(
         duplicate=duplicate,
         tc=tc,
         move_timeout=move_timeout,
-        event=merged.get("event", DEFAULT_EVENT),
+        event=event,
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
@@ -483,7 +496,8 @@ def _engines(
 ) -> tuple[EngineEntry, ...]:
     entries: list[dict[str, Any]] = []
     for n, table in enumerate(raw, 1):
-        at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
+        shown = table.get("name") or table.get("command") or "?"
+        at = f"{where}engines[{n}] ({printable(str(shown), 40)}): "
         _check_keys(table, _ENGINE_KEYS, at)
         if "command" not in table:
             raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
@@ -527,9 +541,14 @@ def _engines(
             if not key or "=" in key or "\0" in key or "\0" in text:
                 raise ConfigError(f"{at}env.{key}: not a usable environment variable")
             env.append((key, text))
+        name = table.get("name")
+        if isinstance(name, str):
+            name = nfc(name)
+            if (why := too_long(name, NAME_LIMIT, "name")) is not None:
+                raise ConfigError(f"{at}{why}")
         entries.append(
             {
-                "name": table.get("name"),
+                "name": name,
                 "command": command,
                 "cwd": cwd,
                 "options": tuple(sorted(options)),
@@ -548,7 +567,7 @@ def _engines(
         if name is not None:
             if not name.strip():
                 raise ConfigError(f"{where}engines[{n}]: name is empty")
-            if name in explicit:
+            if name in explicit:  # the same after NFC: the same name
                 raise ConfigError(
                     f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
                     f" {name!r}; names must differ"
@@ -655,6 +674,20 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return shlex.join(map(str, value))
     return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+def pairing_count(fmt: str, engines: int, players: int) -> int:
+    """How many pairings `pairings` makes, by arithmetic: nothing is listed."""
+    if fmt == "round-robin":
+        return math.comb(engines, players)
+    if fmt == "gauntlet":
+        return math.comb(engines - 1, players - 1) if engines > 0 else 0
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def game_count(config: TournamentConfig) -> int:
+    """How many games the tournament schedules: its games per pairing for each pairing."""
+    return config.games * pairing_count(config.format, len(config.engines), config.rules.players)
+
 
 def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
     """The groups of engines that meet: every group (round-robin), or the first engine with
