@@ -285,7 +285,9 @@ def tournament(
         assert shown.run is not None, "a run that returns has started"
         _results(shown.run, standings, as_json, lost, signals.signum, failed)
         if signals.signum is not None:  # the games were all played, then Ctrl-C
-            click.echo("Interrupted after the last game; the tournament is complete.", err=True)
+            click.echo(
+                f"Interrupted; the tournament is complete ({standings.played} games).", err=True
+            )
             raise click.exceptions.Exit(128 + signals.signum)
         if live is not None:
             live.stay(signals, serve_for)
