@@ -139,3 +139,54 @@ def test_ctrl_c_as_the_run_ends_ends_it_at_once(
         assert took < WITHIN, f"delay {delay:.3f}: {took:.2f} s to exit\n{err}"
         assert "Traceback" not in err, err
     assert hits >= RUNS // 2, f"only {hits} of {RUNS} runs were still going at the Ctrl-C"
+
+
+# ------------------------------------------------------------------------------------------
+# The handler itself, in this process (pytest's main thread receives the signals)
+
+
+def test_a_signal_before_the_wait_is_not_lost() -> None:
+    """A Ctrl-C once the games are over, before the page's wait begins, ends the wait at once:
+    the wait listens to the handler that took it, not to one of its own installed later."""
+    from referee.cli.interrupts import interrupts
+
+    with interrupts(defer_first=True) as signals:
+        signals()  # the games begin
+        signals.over()
+        signal.raise_signal(signal.SIGINT)
+        started = time.monotonic()
+        assert signals.wait(None) == signal.SIGINT
+        assert time.monotonic() - started < WITHIN
+
+
+def test_a_tournaments_first_ctrl_c_stops_after_the_games_and_a_second_at_once() -> None:
+    from referee.cli.interrupts import interrupts
+
+    with interrupts(defer_first=True) as signals:
+        assert signals() is False
+        signal.raise_signal(signal.SIGINT)
+        assert signals() is True and signals.signum == signal.SIGINT
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_a_wait_with_an_end_returns_none_without_a_signal() -> None:
+    from referee.cli.interrupts import interrupts
+
+    with interrupts(defer_first=False) as signals:
+        signals.over()
+        assert signals.wait(0.1) is None
+        assert signals.wait(0) is None
+
+
+def test_before_the_games_a_ctrl_c_is_what_it_was() -> None:
+    from referee.cli.interrupts import interrupts
+
+    # Python's own handler, even in a test run started with SIGINT ignored
+    outside = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with interrupts(defer_first=True), pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outside)
