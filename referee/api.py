@@ -708,7 +708,7 @@ def _tournament_config(
     elif config is None:
         if stored is None:
             raise ValueError("give a config, or resume= the folder of a stored tournament")
-        cfg = build_config(stored, None, f"{directory}: ", overrides)
+        cfg = build_config(stored, None, f"{directory}: ", overrides, stored=True)
     else:
         cfg = build_config(config, None, "", overrides)
     from_config = directory is None

@@ -264,3 +264,18 @@ def test_the_python_api_takes_names_and_seeds_in_nfc_form() -> None:
         api.play_match(["random", "simple"], names=[MEGA, None], games=1)
     with pytest.raises(ValueError, match=f"at most {SEED_LIMIT}"):
         api.play_match(["random", "simple"], seed=MEGA, games=1)
+
+
+def test_stored_settings_are_used_as_they_were_stored() -> None:
+    """A store made before the limits (a long name, a seed not in NFC form) still resumes and
+    verifies: its settings are not changed; what the command line gives now is checked."""
+    long_name = "n" * (NAME_LIMIT + 10)
+    table = _config(
+        seed=DECOMPOSED,
+        engines=[{"name": long_name, "command": "random"}, {"name": "B", "command": "simple"}],
+    )
+    config = build_config(table, stored=True)
+    assert config.names[0] == long_name and config.seed == DECOMPOSED
+    with pytest.raises(ConfigError, match=f"at most {EVENT_LIMIT}"):
+        build_config(table, overrides={"event": MEGA}, stored=True)
+    assert build_config(table, overrides={"seed": DECOMPOSED}, stored=True).seed == COMPOSED

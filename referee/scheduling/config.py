@@ -332,6 +332,7 @@ def build_config(
     where: str = "",
     overrides: Mapping[str, Any] | None = None,
     find_engines: bool = True,
+    stored: bool = False,
 ) -> TournamentConfig:
     """Check a config table (a TOML file's, or stored settings) and build the config.
 
@@ -339,7 +340,9 @@ def build_config(
     as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
     the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
     one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
-    stored tournament's schedule on a machine without them).
+    stored tournament's schedule on a machine without them). Names, seeds and the event are
+    taken in NFC form and refused past their limits (``ginproto.text``), except, with
+    ``stored=True``, those of the table: a store's settings are used as they were stored.
     """
     base = base or Path.cwd()
     _check_keys(table, _TOP_KEYS, where)
@@ -389,14 +392,17 @@ def build_config(
             f"{where}seed must not be empty: an empty seed deals the same cards every time;"
             " leave it out for a random one"
         )
-    if isinstance(seed, str):
+    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
+        return not stored or key in (overrides or {})
+
+    if isinstance(seed, str) and given("seed"):
         seed = nfc(seed)
         if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
             raise ConfigError(f"{where}{why}")
-        if seed.isascii() and seed.isdigit():
-            seed = int(seed)
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
+        seed = int(seed)
     event = merged.get("event", DEFAULT_EVENT)
-    if isinstance(event, str):
+    if isinstance(event, str) and given("event"):
         event = nfc(event)
         if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
             raise ConfigError(f"{where}{why}")
@@ -440,7 +446,9 @@ def build_config(
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
-    engines = _engines(raw_engines, base, where, find=find_engines and dask is None)
+    engines = _engines(
+        raw_engines, base, where, find=find_engines and dask is None, user=given("engines")
+    )
     if len(engines) < rules.players:
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
@@ -492,7 +500,11 @@ def _positive(value: float, where: str) -> float:
 
 
 def _engines(
-    raw: Sequence[Mapping[str, Any]], base: Path, where: str, find: bool = True
+    raw: Sequence[Mapping[str, Any]],
+    base: Path,
+    where: str,
+    find: bool = True,
+    user: bool = True,
 ) -> tuple[EngineEntry, ...]:
     entries: list[dict[str, Any]] = []
     for n, table in enumerate(raw, 1):
@@ -542,7 +554,7 @@ def _engines(
                 raise ConfigError(f"{at}env.{key}: not a usable environment variable")
             env.append((key, text))
         name = table.get("name")
-        if isinstance(name, str):
+        if isinstance(name, str) and user:  # a stored name is as it was stored
             name = nfc(name)
             if (why := too_long(name, NAME_LIMIT, "name")) is not None:
                 raise ConfigError(f"{at}{why}")
