@@ -30,6 +30,7 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
+from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
@@ -349,12 +350,15 @@ def load_config(
 
 def check_size(config: TournamentConfig, where: str = "") -> None:
     """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
-    store lists every game from the start, so a count such as 10**12 would fill the disk."""
-    groups = len(pairings(config.format, len(config.engines), config.rules.players))
-    if config.games * groups > MAX_GAMES:
+    store lists every game from the start, so a count such as 10**12 would fill the disk.
+    The games are counted (`pairing_count`), never listed: 700 engines of the three-handed
+    game make 56.9 million pairings, which would take gigabytes only to be refused."""
+    groups = pairing_count(config.format, len(config.engines), config.rules.players)
+    total = game_count(config)
+    if total > MAX_GAMES:
         raise ConfigError(
             f"{where}games = {config.games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f"{'' if groups == 1 else 's'}, makes {total} games: a tournament"
             f" holds at most {MAX_GAMES}, since its store lists every game from the start"
         )
 
@@ -365,6 +369,7 @@ def build_config(
     where: str = "",
     overrides: Mapping[str, Any] | None = None,
     find_engines: bool = True,
+    stored: bool = False,
 ) -> TournamentConfig:
     """Check a config table (a TOML file's, or stored settings) and build the config.
 
@@ -372,7 +377,9 @@ def build_config(
     as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
     the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
     one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
-    stored tournament's schedule on a machine without them).
+    stored tournament's schedule on a machine without them). Names, seeds and the event are
+    taken in NFC form and refused past their limits (``ginproto.text``), except, with
+    ``stored=True``, those of the table: a store's settings are used as they were stored.
     """
     base = base or Path.cwd()
     problems = _Problems(where)
@@ -412,8 +419,20 @@ def build_config(
             f"{where}seed must not be empty: an empty seed deals the same cards every time;"
             " leave it out for a random one"
         )
-    if isinstance(seed, str) and seed.isdigit():
+    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
+        return not stored or key in (overrides or {})
+
+    if isinstance(seed, str) and given("seed"):
+        seed = nfc(seed)
+        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
+            problems.add(f"{where}{why}")
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
         seed = int(seed)
+    event = merged.get("event", DEFAULT_EVENT)
+    if isinstance(event, str) and given("event"):
+        event = nfc(event)
+        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
+            problems.add(f"{where}{why}")
     tc, move_timeout, startup_timeout = "120+1", 10.0, 10.0
     with problems.check():
         tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
@@ -452,7 +471,14 @@ def build_config(
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
-    engines = _engines(raw_engines, base, where, problems, find=find_engines and dask is None)
+    engines = _engines(
+        raw_engines,
+        base,
+        where,
+        problems,
+        find=find_engines and dask is None,
+        user=given("engines"),
+    )
     if len(raw_engines) < rules.players:
         problems.add(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
@@ -468,7 +494,7 @@ def build_config(
         duplicate=duplicate,
         tc=tc,
         move_timeout=move_timeout,
-        event=merged.get("event", DEFAULT_EVENT),
+        event=event,
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
@@ -560,22 +586,25 @@ def _engines(
     where: str,
     problems: _Problems,
     find: bool = True,
+    user: bool = True,
 ) -> tuple[EngineEntry, ...]:
     """The engines, each checked in full: every problem of every engine is noted in
-    ``problems``, and an engine with any is left out of the result."""
+    ``problems``, and an engine with any is left out of the result. ``user``: the names are
+    given now (taken in NFC form, within their limit), not read from a store."""
     entries: list[tuple[int, dict[str, Any]]] = []
     for n, given in enumerate(raw, 1):
-        at = f"{where}engines[{n}] ({given.get('name') or given.get('command') or '?'}): "
+        shown = given.get("name") or given.get("command") or "?"
+        at = f"{where}engines[{n}] ({printable(str(shown), 40)}): "
         before = len(problems.found)
         table = _check_keys(given, _ENGINE_KEYS, at, problems)
-        entry = _engine(table, at, base, find, problems)
+        entry = _engine(table, at, base, find, problems, user)
         if entry is not None and len(problems.found) == before:
             entries.append((n, entry))
     return _named(entries, where, problems)
 
 
 def _engine(
-    table: Mapping[str, Any], at: str, base: Path, find: bool, problems: _Problems
+    table: Mapping[str, Any], at: str, base: Path, find: bool, problems: _Problems, user: bool
 ) -> dict[str, Any] | None:
     """One engine's entry, or ``None`` when its command cannot be used; every problem of its
     keys is noted in ``problems``."""
@@ -620,10 +649,15 @@ def _engine(
             move_timeout = _positive(table["move_timeout"], f"{at}move_timeout")
     with problems.check():
         limits = _engine_limits(table.get("limits", {}), f"{at}limits")
+    name = table.get("name")
+    if isinstance(name, str) and user:  # a stored name is as it was stored
+        name = nfc(name)
+        if (why := too_long(name, NAME_LIMIT, "name")) is not None:
+            problems.add(f"{at}{why}")
     if command is None:
         return None
     return {
-        "name": table.get("name"),
+        "name": name,
         "command": command,
         "cwd": cwd,
         "options": tuple(sorted(options)),
@@ -666,7 +700,7 @@ def _named(
         if name is not None:
             if not name.strip():
                 problems.add(f"{where}engines[{n}]: name is empty")
-            elif name in explicit:
+            elif name in explicit:  # the same after NFC: the same name
                 problems.add(
                     f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
                     f" {name!r}; names must differ"
@@ -774,6 +808,20 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return shlex.join(map(str, value))
     return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+def pairing_count(fmt: str, engines: int, players: int) -> int:
+    """How many pairings `pairings` makes, by arithmetic: nothing is listed."""
+    if fmt == "round-robin":
+        return math.comb(engines, players)
+    if fmt == "gauntlet":
+        return math.comb(engines - 1, players - 1) if engines > 0 else 0
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def game_count(config: TournamentConfig) -> int:
+    """How many games the tournament schedules: its games per pairing for each pairing."""
+    return config.games * pairing_count(config.format, len(config.engines), config.rules.players)
+
 
 def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
     """The groups of engines that meet: every group (round-robin), or the first engine with
