@@ -93,7 +93,7 @@ def test_every_command_keeps_the_finished_games_and_names_the_cut_one(
     code, out, err = ginref("replay", "--verify", str(path))
     assert out == ""
     assert err.splitlines()[-1].startswith(f"Error: {path}: not a whole record: it ends in a")
-    assert "the 2 games," in err and "before it verify" in err
+    assert "; what comes before it verifies: 2 games, " in err
 
 
 def test_a_finished_game_of_a_cut_file_is_shown_and_the_cut_one_is_refused(

@@ -232,8 +232,8 @@ def _verify(file: str, game_no: int | None) -> None:
     if cut_off:
         click.echo(cut_off, err=True)
         raise click.ClickException(
-            f"{file}: not a whole record: it ends in a truncated game; the {counts}"
-            " before it verify"
+            f"{file}: not a whole record: it ends in a truncated game; what comes before it"
+            f" verifies: {counts}"
             if report.games
             else f"{file}: not a whole record: its only game is truncated"
         )
