@@ -34,6 +34,7 @@ __all__ = [
     "NAME_LIMIT",
     "SEED_LIMIT",
     "nfc",
+    "plural",
     "printable",
     "too_long",
 ]
@@ -97,3 +98,9 @@ def printable(text: str, limit: int | None = None) -> str:
 
 
 _CUT: Final = "...({} more characters)"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and the noun that goes with it: ``1 game``, ``0 games``, ``3 games``
+    (``nouns``: the plural, when it is not the noun and an ``s``)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

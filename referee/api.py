@@ -52,7 +52,7 @@ from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
-from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, too_long
+from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, plural, too_long
 from referee.defaults import FOLDER_FILES
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl
 from referee.engines.engine import EngineSpec
@@ -492,9 +492,9 @@ def _play_match(
                 failed = ReportError(str(exc), public)
         if page is not None:
             page.over(
-                f"stopped early after {result.played} of {config.games} games"
+                f"stopped early after {result.played} of {plural(config.games, 'game')}"
                 if result.stopped_early
-                else f"complete: {result.played} of {config.games} games"
+                else f"complete: {result.played} of {plural(config.games, 'game')}"
             )
     except KeyboardInterrupt:
         raise MatchInterrupted(public) from None
@@ -665,7 +665,7 @@ def _play_tournament(
     standings = TournamentStandings.from_store(store)
     done, total = standings.played, standings.scheduled
     if page is not None:
-        page.over(f"complete: {done} of {total} games" if done == total else "stopped")
+        page.over(f"complete: {done} of {plural(total, 'game')}" if done == total else "stopped")
     halted = lost or (stop is not None and stop())
     failed: ReportError | None = None
     if html is not None and not (halted and done < total and not done):

@@ -376,7 +376,7 @@ def test_a_loss_turned_into_a_win_in_the_store_is_caught(out: Path) -> None:
         f"game {game + 1}: the store gives the win to {names[loser]!r}, but its record gives it"
         f" to {names[winner]!r}"
     ) in result.stdout
-    assert f"{out}: 1 of 6 stored games differ from their records" in result.output
+    assert f"{out}: 1 of 6 stored games differs from its record" in result.output
     before = (out / RECORDS_NAME).read_bytes()
     refused = resume(out)
     assert refused.exit_code == 1
@@ -447,7 +447,7 @@ def test_what_an_interrupted_run_leaves_is_not_a_difference(out: Path) -> None:
     path.write_bytes(data[:last])  # the last game not yet appended
     result = verify(out)
     assert result.exit_code == 0, result.output
-    assert "1 stored game(s) are not in games.gin yet" in result.stderr
+    assert "1 stored game is not in games.gin yet" in result.stderr
     assert resume(out).exit_code == 0
     assert path.read_bytes() == data
 

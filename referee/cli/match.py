@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ginproto.rules import Variant
+from ginproto.text import plural
 from referee.cli.interrupts import interrupts
 from referee.cli.options import (
     OUTPUT_FILE,
@@ -320,7 +321,7 @@ class _Progress:
         if not self.quiet:
             where = "" if start.cluster is None else f", on {start.cluster}"
             click.echo(
-                f"Match: {' vs '.join(start.names)}, {start.variant}, {start.games} games"
+                f"Match: {' vs '.join(start.names)}, {start.variant}, {plural(start.games, 'game')}"
                 f"{' (duplicate)' if start.duplicate else ''}, seed {start.seed},"
                 f" tc {start.control}{where}",
                 err=True,
@@ -350,7 +351,7 @@ def _cannot_write(exc: OSError, record: str | None, shown: _Progress) -> click.C
     kept = f", kept in {record}" if record and played else ""
     return click.ClickException(
         f"{OutputError.cannot_write(exc)}; the match stopped after"
-        f" {played} finished game{'' if played == 1 else 's'}{kept}"
+        f" {plural(played, 'finished game')}{kept}"
     )
 
 
@@ -370,7 +371,7 @@ def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
             f" {result.sprt.upper:.3f}), {words}"
         )
     if result.stopped_early:
-        click.echo(f"Stopped early after {len(result.games)} of {games} games.")
+        click.echo(f"Stopped early after {len(result.games)} of {plural(games, 'game')}.")
 
 
 def _interrupted(
@@ -380,7 +381,7 @@ def _interrupted(
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
     recorded); before the first game finished, standard output stays empty."""
     played = len(result.games) if result is not None else 0
-    click.echo(f"\nInterrupted after {played} of {games} games.", err=True)
+    click.echo(f"\nInterrupted after {played} of {plural(games, 'game')}.", err=True)
     if result is not None and played:
         if as_json:
             click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ginproto.rules import Variant
+from ginproto.text import plural
 from referee.cli.interrupts import interrupts
 from referee.cli.options import (
     OUTPUT_FILE,
@@ -359,13 +360,14 @@ def _announce(start: api.TournamentStart) -> None:
     """The line that says what is about to be played, on stderr."""
     cfg, names = start.config, start.names
     what = (
-        f"Resuming {start.directory}: {start.played} of {start.scheduled} games played"
+        f"Resuming {start.directory}: {start.played} of {plural(start.scheduled, 'game')}"
+        " played"
         if start.resumed
-        else f"Tournament in {start.directory}: {start.scheduled} games"
+        else f"Tournament in {start.directory}: {plural(start.scheduled, 'game')}"
     )
     click.echo(
         f"{what}; {cfg.format} of {len(names)} engines ({', '.join(names)}),"
-        f" {cfg.rules.variant}, {cfg.games} games per pairing"
+        f" {cfg.rules.variant}, {plural(cfg.games, 'game')} per pairing"
         f"{' (duplicate)' if cfg.duplicate else ''}, seed {cfg.seed}, tc {cfg.control},"
         + (
             f" on {start.cluster}"

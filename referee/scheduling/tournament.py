@@ -24,6 +24,7 @@ from referee.scheduling.match import deferred_interrupts
 if TYPE_CHECKING:
     from referee.results.integrity import StoreReport
 
+from ginproto.text import plural
 from referee.scheduling.backends import Backend, JobContext, LocalBackend
 from referee.scheduling.config import (
     ConfigError,
@@ -85,7 +86,7 @@ def open_tournament(
             with Store.open(folder) as old:
                 done, total = old.counts()
             raise StoreError(
-                f"{folder} already holds a tournament ({done} of {total} games played);"
+                f"{folder} already holds a tournament ({done} of {plural(total, 'game')} played);"
                 f" continue it with --resume {folder}, or choose another output directory"
             )
         records = Path(folder) / RECORDS_NAME
