@@ -287,7 +287,9 @@ def tournament(
         _results(shown.run, standings, as_json, lost, signals.signum, failed)
         if signals.signum is not None:  # the games were all played, then Ctrl-C
             click.echo(
-                f"Interrupted; the tournament is complete ({standings.played} games).", err=True
+                "Interrupted; the tournament is complete"
+                f" ({plural(standings.played, 'game')}).",
+                err=True,
             )
             raise click.exceptions.Exit(128 + signals.signum)
         if live is not None:
@@ -429,7 +431,7 @@ def _results(
         }
         click.echo(json.dumps(out, indent=2))
     else:
-        click.echo(f"{cfg.event}: {done} of {total} games played")
+        click.echo(f"{cfg.event}: {done} of {plural(total, 'game')} played")
         click.echo("")
         for line in standings.lines():
             click.echo(line)
@@ -441,7 +443,7 @@ def _results(
         _interrupted(directory, done, total, lost, signum)
     if done < total:
         raise click.ClickException(
-            f"stopped after {done} of {total} games; resume with:"
+            f"stopped after {done} of {plural(total, 'game')}; resume with:"
             f" ginref tournament --resume {directory}"
         )
 
@@ -474,7 +476,7 @@ def _interrupted(
     """Ctrl-C (or SIGTERM): say where the tournament stopped and how to resume it, then exit
     128 + the signal's number (130 for Ctrl-C)."""
     click.echo(
-        f"Interrupted after {done} of {total} games"
+        f"Interrupted after {done} of {plural(total, 'game')}"
         f"{'; the games in progress are lost' if lost else ''}. Resume with:"
         f" ginref tournament --resume {directory}",
         err=True,

@@ -30,7 +30,7 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
-from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, printable, too_long
+from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
@@ -357,8 +357,8 @@ def check_size(config: TournamentConfig, where: str = "") -> None:
     total = game_count(config)
     if total > MAX_GAMES:
         raise ConfigError(
-            f"{where}games = {config.games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {total} games: a tournament"
+            f"{where}games = {config.games} per pairing, over {plural(groups, 'pairing')},"
+            f" makes {plural(total, 'game')}: a tournament"
             f" holds at most {MAX_GAMES}, since its store lists every game from the start"
         )
 
