@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ginproto.cards import CardError, check_deck
@@ -40,6 +40,7 @@ from ginproto.record import (
     Result,
     Show,
     Totals,
+    TruncatedRecordError,
     end_event,
     entry_events,
     read_games,
@@ -47,7 +48,15 @@ from ginproto.record import (
 from ginproto.rules import Rules
 from ginproto.table import FaultKind
 
-__all__ = ["FileReport", "ReplayError", "replay_game", "verify_file", "verify_game"]
+__all__ = [
+    "FileReport",
+    "ReplayError",
+    "cut_short",
+    "describe_cut",
+    "replay_game",
+    "verify_file",
+    "verify_game",
+]
 
 
 class ReplayError(RecordError):
@@ -369,6 +378,38 @@ def verify_game(record: GameRecord) -> list[RecordError]:
             errors.append(exc)
     errors.sort(key=lambda e: e.line)
     return errors
+
+
+def cut_short(
+    record: GameRecord, errors: Sequence[RecordError] | None = None
+) -> TruncatedRecordError | None:
+    """Where the end of its file cut ``record`` short, when that is all that is wrong with it;
+    ``None`` for a whole game, or for one that is wrong in any other way.
+
+    Such a game is the last of its file and has no whole ``end`` line: the game in progress
+    when a run was killed, or an append stopped mid-write by a ``kill -9`` (spec/RECORD.md,
+    section 6). Every line before the cut verifies; only the cut line itself, the file's last,
+    may be a part of a line. ``errors`` are the game's from ``verify_game``, if already known.
+    """
+    if not any(isinstance(e, TruncatedRecordError) and e.at_end for e in record.errors):
+        return None  # the cheap test first: the game is not the file's last, or it is whole
+    if errors is None:
+        errors = verify_game(record)
+    ends = [e for e in errors if isinstance(e, TruncatedRecordError) and e.at_end]
+    partial = {e.line for e in ends if e.partial}
+    if any(e.line not in partial and e not in ends for e in errors):
+        return None
+    if any(isinstance(i, End) and i.line not in partial for i in record.items):
+        return None  # a whole game, and a cut line after it
+    return max(ends, key=lambda e: e.line, default=None)
+
+
+def describe_cut(number: int, cut: RecordError) -> str:
+    """The one line that names a game ``cut_short`` found, as every command prints it."""
+    return (
+        f"game {number} left out: truncated at line {cut.line}, before its end line"
+        " (the run that wrote it stopped mid-game)"
+    )
 
 
 @dataclass

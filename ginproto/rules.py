@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,6 +114,9 @@ class Rules:
         types = {f.name: f.type for f in dataclasses.fields(cls)}
         for name, text in params.items():
             if name not in types:
+                close = difflib.get_close_matches(name, list(types), n=1)
+                if close:
+                    raise RulesError(f"unknown rule {name!r}; did you mean {close[0]!r}?")
                 known = ", ".join(types)
                 raise RulesError(f"unknown rule {name!r} (known rules: {known})")
             kwargs[name] = _parse_value(name, types[name], text)

@@ -2,7 +2,8 @@
 
 The names below are its Python API (docs/API.md), importable from ``referee`` itself:
 ``play_match`` and ``play_tournament`` run what ``ginref match`` and ``ginref tournament``
-run and return the results; ``Engine.popen`` drives one engine process from your own code.
+run and return the results; ``RunningEngine.popen`` drives one engine process from your own
+code (``Engine`` is its old name).
 They keep their meaning within a major version; every other module and name of the package
 is private and may change. Each name is imported on first use, so ``import referee`` costs
 nothing until then.

@@ -205,7 +205,7 @@ def test_a_lost_game_deleted_from_the_folder_is_caught(out: Path) -> None:
     records file: the standings would count one loss fewer."""
     game = a_lost_game(out, engine=1)
     delete_game(out, game)
-    assert f"{out}: the store and its records disagree (1 difference(s))" in verify(out).output
+    assert f"{out}: the store and its records disagree (1 difference)" in verify(out).output
 
 
 @pytest.mark.parametrize("where", ["appended", "instead of another"])
@@ -233,7 +233,7 @@ def test_a_forged_game_added_to_the_records_file_is_caught(out: Path, other: Pat
     result = verify(out)
     assert result.exit_code == 1, result.output
     assert "game 9: games.gin holds it (line" in result.stdout, result.stdout
-    assert f"{out}: the store and its records disagree (1 difference(s))" in result.output
+    assert f"{out}: the store and its records disagree (1 difference)" in result.output
     path.write_text(honest + forged.replace('[Game "9"]\n', ""))
     result = verify(out)
     assert result.exit_code == 1, result.output

@@ -487,7 +487,7 @@ def test_the_cli_names_the_first_wrong_line(tmp_path: Path, corpus: list[str]) -
     assert result.output.startswith(first)
     assert result.output.count(first) == 1  # each error is printed once
     assert result.output.rstrip().splitlines()[-1] == (
-        f"Error: {path}: 1 of {len(games)} games do not verify"
+        f"Error: {path}: 1 of {len(games)} games does not verify"
     )
     assert "Traceback" not in result.output
 

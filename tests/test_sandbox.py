@@ -511,4 +511,4 @@ def test_a_tournament_where_the_sandbox_cannot_run(
     assert result.exit_code == code, result.output
     warned = [line for line in result.output.splitlines() if "NOT isolated" in line]
     assert len(warned) == (0 if code else 1)
-    assert ("1 of 1 games played" in result.output) == (code == 0)
+    assert ("1 of 1 game played" in result.output) == (code == 0)

@@ -149,6 +149,7 @@ from ginproto.protocol.messages import (
 )
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind
+from ginproto.text import plural
 
 logger = logging.getLogger(__name__)
 
@@ -249,7 +250,7 @@ def _parse_position(tokens: Sequence[str]) -> Position:
     closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
     if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
         raise ValueError(
-            f"{SCORES} and {CLOSED} must have {games} game(s) of {players} players each"
+            f"{SCORES} and {CLOSED} must have {plural(games, 'game')} of {players} players each"
         )
     roles_text = fields.get(ROLES)
     roles = None if roles_text is None else _same(ROLES, roles_text, _roles)

@@ -58,7 +58,25 @@ class RecordSyntaxError(RecordError):
 
 
 class TruncatedRecordError(RecordSyntaxError):
-    """A game that stops before its ``end`` line, or a last line cut off mid-way."""
+    """A game that stops before its ``end`` line, or a last line cut off mid-way.
+
+    ``at_end`` marks what the end of the file cut short: the last game's missing ``end``
+    line, or (with ``partial``) the file's last line, which has no line break. A game without
+    its ``end`` line that another game follows is only truncated, never ``at_end``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        line: int = 0,
+        path: str | None = None,
+        *,
+        at_end: bool = False,
+        partial: bool = False,
+    ) -> None:
+        super().__init__(message, line, path)
+        self.at_end = at_end
+        self.partial = partial
 
 
 class RecordWriteError(RecordError):

@@ -391,6 +391,8 @@ class RecordReader:
                     "the last line is cut off (the file does not end with a line break)",
                     number,
                     path,
+                    at_end=True,
+                    partial=True,
                 )
                 target = state.game
                 (target.errors if target is not None else orphan_errors).append(error)
@@ -525,6 +527,7 @@ class RecordReader:
                     f" truncated{why}",
                     game.last_line,
                     self.path,
+                    at_end=last,
                 )
             )
         game.errors.sort(key=lambda e: e.line)

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from ginproto.text import plural
 from referee.cli.options import OUTPUT_FILE, OUTPUTS_HELP
 
 # The records, the rules and the renderer are imported by the functions that use them.
@@ -31,15 +32,17 @@ def _records(file: str) -> Iterator[GameRecord]:
         yield from read_games(file)
 
 
-def _fail_on(errors: Sequence[RecordError], summary: str) -> None:
-    """Print each error once, in the order found (the first wrong line first), then exit 1
-    with ``summary``."""
+def _fail_on(errors: Sequence[RecordError], summary: str, note: str = "") -> None:
+    """Print each error once, in the order found (the first wrong line first), and ``note``,
+    then exit 1 with ``summary``."""
     from referee.views.replay import MAX_SHOWN_ERRORS
 
     for error in errors[:MAX_SHOWN_ERRORS]:
         click.echo(str(error), err=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         click.echo(f"... and {len(errors) - MAX_SHOWN_ERRORS} more", err=True)
+    if note:
+        click.echo(note, err=True)
     raise click.ClickException(summary)
 
 
@@ -94,6 +97,10 @@ def replay(
 
     The record format is spec/RECORD.md. With --verify, exit 0 when every game verifies,
     otherwise exit 1 naming the first wrong line as FILE:LINE and why.
+
+    A record cut short (its run stopped mid-game) is shown without its cut last game, which is
+    named on standard error (exit 0); --verify exits 1 for it: see "A record cut short" in
+    docs/USAGE.md.
     """
     from ginproto.record import RecordError
 
@@ -125,11 +132,29 @@ def replay(
         raise SystemExit(1) from None
 
 
-def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]]:
-    found = 0
+def _selected(
+    file: str, game_no: int | None, keep_cut: bool = False
+) -> Iterator[tuple[int, GameRecord]]:
+    """The games asked for, but a game the end of the file cut short (a run stopped
+    mid-game): that one is named on standard error and left out, as ``ginref stats`` does
+    (``keep_cut``: it is the caller's to name)."""
+    from ginproto.replay import cut_short, describe_cut
+
+    found = shown = 0
     for number, record in enumerate(_records(file), start=1):
         found = number
         if game_no is None or number == game_no:
+            cut = None if keep_cut else cut_short(record)
+            if cut is not None:
+                if game_no is not None:
+                    raise click.ClickException(
+                        f"{file}: game {number} is truncated at line {cut.line}, before its end"
+                        " line (the run that wrote it stopped mid-game): only finished games"
+                        " can be shown or verified"
+                    )
+                click.echo(f"{file}: {describe_cut(number, cut)}", err=True)
+                continue
+            shown += 1
             yield number, record
         if game_no is not None and number >= game_no:
             return
@@ -137,6 +162,8 @@ def _selected(file: str, game_no: int | None) -> Iterator[tuple[int, GameRecord]
         raise click.UsageError(f"there is no game {game_no}: {file} holds {found}")
     if not found:
         raise click.ClickException(f"{file}: no games in this record")
+    if not shown:
+        raise click.ClickException(f"{file}: no finished game in this record")
 
 
 def _hands(record: GameRecord) -> list[int]:
@@ -158,8 +185,8 @@ def _with_hand(
             if game_no is not None:
                 count = len(_hands(record))
                 raise click.UsageError(
-                    f"there is no hand {hand_no} in game {game_no} of {file}: it has {count}"
-                    f" hand{'' if count == 1 else 's'}"
+                    f"there is no hand {hand_no} in game {game_no} of {file}: it has"
+                    f" {plural(count, 'hand')}"
                 )
             continue
         found = True
@@ -170,11 +197,16 @@ def _with_hand(
 
 def _verify(file: str, game_no: int | None) -> None:
     from ginproto.record import HandStart, Play
-    from ginproto.replay import FileReport, verify_game
+    from ginproto.replay import FileReport, cut_short, describe_cut, verify_game
 
     report = FileReport()
-    for _, record in _selected(file, game_no):
+    cut_off = ""
+    for number, record in _selected(file, game_no, keep_cut=game_no is None):
         errors = verify_game(record)
+        cut = cut_short(record, errors)
+        if cut is not None:  # the last game: named, not counted, and the file is not whole
+            cut_off = f"{file}: {describe_cut(number, cut)}"
+            continue
         # A "game" without items only carries errors of lines that belong to no game.
         if record.items:
             report.games += 1
@@ -187,11 +219,25 @@ def _verify(file: str, game_no: int | None) -> None:
         if not report.games:
             summary = f"{file}: no game can be read from this file"
         else:
-            summary = f"{file}: {report.bad_games} of {report.games} games do not verify"
-        _fail_on(report.errors, summary)
-    click.echo(
-        f"{file}: {report.games} games, {report.hands} hands, {report.moves} moves: all verified"
+            bad = report.bad_games
+            summary = (
+                f"{file}: {bad} of {plural(report.games, 'game')}"
+                f" {'does' if bad == 1 else 'do'} not verify"
+            )
+        _fail_on(report.errors, summary, cut_off)
+    counts = (
+        f"{plural(report.games, 'game')}, {plural(report.hands, 'hand')},"
+        f" {plural(report.moves, 'move')}"
     )
+    if cut_off:
+        click.echo(cut_off, err=True)
+        raise click.ClickException(
+            f"{file}: not a whole record: it ends in a truncated game; what comes before it"
+            f" verifies: {counts}"
+            if report.games
+            else f"{file}: not a whole record: its only game is truncated"
+        )
+    click.echo(f"{file}: {counts}: all verified")
 
 
 def _json(
@@ -225,7 +271,7 @@ def _html(file: str, game_no: int | None, out: str) -> None:
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    click.echo(f"{out}: {count} game{'' if count == 1 else 's'}", err=True)
+    click.echo(f"{out}: {plural(count, 'game')}", err=True)
 
 
 def _keyboard() -> IO[str] | None:

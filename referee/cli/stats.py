@@ -38,8 +38,9 @@ def stats(files: tuple[str, ...], as_json: bool) -> None:
     Prints what `ginref match` prints at its end: the score, the Elo difference with its
     interval and the LOS, the net points per hand, the duplicate pairs when the games were
     played as duplicate sets, and the standings with each engine's faults. Every game is
-    replayed and checked first; a game that does not verify (such as the last game of an
-    interrupted run, cut short) is left out and named on standard error.
+    replayed and checked first; a game that does not verify is left out and named on standard
+    error, as is the last game of a record cut short (its run stopped mid-game: see "A record
+    cut short" in docs/USAGE.md).
 
         ginref stats games.gin
 
@@ -65,7 +66,12 @@ def stats(files: tuple[str, ...], as_json: bool) -> None:
 
 
 def _report_skipped(result: RecordStandings) -> None:
+    from ginproto.replay import describe_cut
+
     for s in result.skipped[:MAX_SHOWN_SKIPPED]:
-        click.echo(f"{s.path}: game {s.game} left out: {s.error}", err=True)
+        if s.cut:  # the line ``ginref replay`` prints for the same game
+            click.echo(f"{s.path}: {describe_cut(s.game, s.error)}", err=True)
+        else:
+            click.echo(f"{s.path}: game {s.game} left out: {s.error}", err=True)
     if len(result.skipped) > MAX_SHOWN_SKIPPED:
         click.echo(f"... and {len(result.skipped) - MAX_SHOWN_SKIPPED} more left out", err=True)

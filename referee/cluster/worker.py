@@ -31,6 +31,7 @@ from distributed import WorkerPlugin, get_worker
 from distributed.worker import Worker
 
 from ginproto.table import PlayerFault, play_game
+from ginproto.text import plural
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EnginePlayer, EngineSpec
 from referee.engines.preflight import launch_isolated
@@ -163,7 +164,7 @@ class EnginesPlugin(WorkerPlugin):
         for seats in idle:
             seats.close()  # never raises
         if idle:
-            log.info("closed the engines of %d seat(s) on %s", len(idle), self.address)
+            log.info("closed the engines of %s on %s", plural(len(idle), "seat"), self.address)
 
     def _ensure_fit(self) -> None:
         with self._lock:

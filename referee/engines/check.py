@@ -33,7 +33,7 @@ from ginproto.hand import IllegalMoveError, Phase
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
-from ginproto.text import ID_LIMIT, printable
+from ginproto.text import ID_LIMIT, plural, printable
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl
 from referee.engines.engine import EnginePlayer, EngineSpec
 from referee.engines.preflight import builtin_hint, option_problem
@@ -378,7 +378,7 @@ def _check_handshake(s: _Session) -> str:
             problems.insert(0, f"no '{proto.ID} {proto.NAME}' line before {proto.GINOK}")
         if problems:
             raise _Fail("; ".join(problems))
-        return f"{name!r}, {options} option(s), {proto.GINOK} after {elapsed:.2f}s"
+        return f"{name!r}, {plural(options, 'option')}, {proto.GINOK} after {elapsed:.2f}s"
     finally:
         process.close(grace=s.quit_grace, quit_line=str(proto.Quit()))
 
@@ -498,7 +498,7 @@ def _check_stock_three(s: _Session) -> str:
     s.play(game, mover, Decision.DRAW)
     stock = game.hand.stock_count
     move = s.play(game, mover, Decision.DISCARD)
-    return f"{move} with {stock} card(s) left in the stock"
+    return f"{move} with {plural(stock, 'card')} left in the stock"
 
 
 def _check_pile_card(s: _Session) -> str:

@@ -55,7 +55,10 @@ def option_problem(
     found = {o.name.lower(): o for o in declared}.get(name.lower())
     if found is None:
         known = ", ".join(o.name for o in declared) or "none"
-        return f"-o {name}: the engine declares no such option (declared: {known})"
+        names = {o.name.lower(): o.name for o in declared}
+        close = difflib.get_close_matches(name.lower(), list(names), n=1)
+        hint = f"; did you mean {names[close[0]]!r}?" if close else ""
+        return f"-o {name}: the engine declares no such option (declared: {known}){hint}"
     try:
         found.value_of(value)
     except proto.ProtocolError as exc:

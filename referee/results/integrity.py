@@ -46,6 +46,7 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game, verify_game
 from ginproto.table import Fault, GameLog, HandLog, first_dealer, hand_deck, role_draw
+from ginproto.text import plural
 from referee.results.report import summarize, summary_json
 from referee.results.store import RECORDS_NAME, FaultRow, GameResult, Scheduled, Store, StoreError
 
@@ -88,14 +89,17 @@ class StoreReport:
     def summary(self, where: str) -> str:
         if self.ok:
             return (
-                f"{where}: {self.stored} stored games, {self.in_file} in the records file:"
-                " every stored result is the one its record gives"
+                f"{where}: {plural(self.stored, 'stored game')}, {self.in_file} in the records"
+                " file: every stored result is the one its record gives"
             )
         differ = len(set(self.games) & self.results)
         if not differ:  # a game deleted from the schedule, or one only the records file holds
             count = len(self.differences)
-            return f"{where}: the store and its records disagree ({count} difference(s))"
-        return f"{where}: {differ} of {self.stored} stored games differ from their records"
+            return f"{where}: the store and its records disagree ({plural(count, 'difference')})"
+        return (
+            f"{where}: {differ} of {plural(self.stored, 'stored game')}"
+            + (" differs from its record" if differ == 1 else " differ from their records")
+        )
 
 
 def verify_store(
@@ -372,8 +376,8 @@ def _check_file(path: Path, stored: Mapping[int, str], report: StoreReport) -> N
     missing = len(stored) - report.in_file
     if missing:
         report.notes.append(
-            f"{missing} stored game(s) are not in {path.name} yet; a resume writes them from"
-            " the store"
+            f"{plural(missing, 'stored game')} {'is' if missing == 1 else 'are'} not in"
+            f" {path.name} yet; a resume writes {'it' if missing == 1 else 'them'} from the store"
         )
 
 

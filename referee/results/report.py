@@ -28,9 +28,9 @@ from typing import Any
 
 from ginproto.game import Game
 from ginproto.record import FaultLine, GameRecord, RecordError, read_games
-from ginproto.replay import replay_game
+from ginproto.replay import cut_short, replay_game
 from ginproto.table import GameLog
-from ginproto.text import ID_LIMIT, printable
+from ginproto.text import ID_LIMIT, plural, printable
 from referee.results import stats
 
 
@@ -100,8 +100,26 @@ def summarize_game(
     )
 
 
+@dataclass(slots=True)
+class Meeting:
+    """The games of one lineup of engines (by index, sorted): who won how many."""
+
+    engines: tuple[int, ...]
+    games: int = 0
+    draws: int = 0
+    wins: Counter[int] = field(default_factory=Counter)
+
+    def score(self, engine: int) -> float:
+        return (self.wins[engine] + self.draws / 2) / self.games if self.games else 0.0
+
+
 class Standings:
-    """Accumulates game summaries and computes the figures of the result block."""
+    """Accumulates game summaries and computes the figures of the result block.
+
+    A match's games all seat the same engines. Games merged from several runs (``ginref
+    stats``) may not: then each lineup that met has a score line of its own (``meetings``),
+    and the standings give each engine's figures over the games it played.
+    """
 
     def __init__(self, names: Sequence[str], duplicate: bool = False) -> None:
         self.names = list(names)
@@ -112,6 +130,7 @@ class Standings:
         self._open_pairs: dict[tuple[int, tuple[int, ...]], float] = {}  # first game's score
         self.pair_scores: list[float] = []
         self.net = stats.RunningMean()  # two engines: engine 0's points minus engine 1's, a hand
+        self.meetings: dict[tuple[int, ...], Meeting] = {}  # by lineup, in order of meeting
 
     def add(self, game: GameSummary) -> None:
         self.games += 1
@@ -126,6 +145,13 @@ class Standings:
                 self._open_pairs[pair] = score
             else:
                 self.pair_scores.append(first + score)
+        engines = tuple(sorted(game.lineup))
+        meeting = self.meetings.setdefault(engines, Meeting(engines))
+        meeting.games += 1
+        if game.winner is None:
+            meeting.draws += 1
+        else:
+            meeting.wins[game.winner] += 1
         for e in game.lineup:
             t = self.tallies[e]
             t.games += 1
@@ -211,11 +237,49 @@ class Standings:
                 }
             )
         out: dict[str, Any] = {"engines": engines, "games": self.games}
+        if self.mixed:
+            out["meetings"] = [
+                {
+                    "engines": [self.tallies[e].name for e in m.engines],
+                    "games": m.games,
+                    "wins": [m.wins[e] for e in m.engines],
+                    "draws": m.draws,
+                }
+                for m in self.meetings.values()
+            ]
         if len(self.tallies) == 2:
             out["head_to_head"] = self.head_to_head()
             out["pairs"] = self.pairs()
         result: dict[str, Any] = finite_json(out)
         return result
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the games seat different lineups of the engines (records of several runs
+        merged): engines that did not all play each other."""
+        return len(self.meetings) > 1 or any(
+            len(m.engines) < len(self.tallies) for m in self.meetings.values()
+        )
+
+    def _meeting_lines(self, names: Sequence[str]) -> list[str]:
+        """A score line for each lineup that met, as a match of it prints its own."""
+        out = []
+        for m in self.meetings.values():
+            who = " vs ".join(names[e] for e in m.engines)
+            wins = [m.wins[e] for e in m.engines]
+            if len(m.engines) == 2:
+                first = m.engines[0]
+                out.append(
+                    f"Score of {who}: {wins[0]} - {wins[1]} - {m.draws}"
+                    f"  [{m.score(first):.3f}] {m.games}"
+                )
+            else:
+                scores = ", ".join(f"{m.score(e):.3f}" for e in m.engines)
+                out.append(
+                    f"Score of {who}: {' - '.join(map(str, wins))}, {m.draws} drawn"
+                    f"  [{scores}] {m.games}"
+                )
+        return out
 
     def shown_names(self) -> list[str]:
         """The names as the result block shows them: printable, bounded, and distinct."""
@@ -225,7 +289,13 @@ class Standings:
         """The result block, in the manner of cutechess-cli."""
         out: list[str] = []
         names = self.shown_names()
-        if len(self.tallies) == 2:
+        if self.mixed:
+            out += self._meeting_lines(names)
+            out.append(
+                f"{len(self.tallies)} engines, not all of them met: each one's figures are over"
+                " its own games"
+            )
+        elif len(self.tallies) == 2:
             a = self.tallies[0]
             h = self.head_to_head()
             out.append(
@@ -241,7 +311,7 @@ class Standings:
                 p = h["net_points_per_hand"]
                 out.append(
                     f"Net points per hand ({names[0]}): {signed(p['mean'], 2)}"
-                    f" {_margin(p['lo'], p['hi'], 2)} over {p['hands']} hands"
+                    f" {_margin(p['lo'], p['hi'], 2)} over {plural(p['hands'], 'hand')}"
                 )
             pairs = self.pairs()
             if pairs is not None:
@@ -291,6 +361,7 @@ class Skipped:
     path: str
     game: int  # its number in its file, from 1
     error: RecordError
+    cut: bool = False  # the last game of its file, cut short (``ginproto.replay.cut_short``)
 
 
 @dataclass(slots=True)
@@ -337,6 +408,10 @@ def summarize_records(paths: Sequence[str]) -> RecordStandings:
         for number, record in enumerate(source, start=1):
             if not record.items:
                 skipped.extend(Skipped(path, number, e) for e in record.errors[:1])
+                continue
+            cut = cut_short(record)
+            if cut is not None:
+                skipped.append(Skipped(path, number, cut, cut=True))
                 continue
             try:
                 if record.errors:

@@ -10,6 +10,7 @@ group of the others).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import itertools
@@ -21,7 +22,7 @@ import re
 import shlex
 import shutil
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +30,7 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
+from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
@@ -46,6 +48,34 @@ so a count beyond any run would only keep the referee writing the list while the
 
 class ConfigError(ValueError):
     """A tournament config that cannot be used; the message says where and why."""
+
+
+class _Problems:
+    """Every problem found in a config, so that one error lists them all (each unknown key,
+    each bad value), rather than one a run."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.found: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.found.append(message)
+
+    @contextlib.contextmanager
+    def check(self) -> Iterator[None]:
+        """Run a check: the `ConfigError` it raises is noted, and the parsing goes on."""
+        try:
+            yield
+        except ConfigError as exc:
+            self.add(str(exc))
+
+    def raise_any(self) -> None:
+        """A `ConfigError` of the problems found: the one, or a list of them."""
+        if len(self.found) == 1:
+            raise ConfigError(self.found[0])
+        if self.found:
+            lines = "\n".join(f"  - {p.removeprefix(self.where)}" for p in self.found)
+            raise ConfigError(f"{self.where}{len(self.found)} problems:\n{lines}")
 
 
 
@@ -254,14 +284,22 @@ def _type_ok(kind: str, value: object) -> bool:
     }[kind]
 
 
-def _check_keys(table: Mapping[str, Any], known: Mapping[str, str], where: str) -> None:
+def _check_keys(
+    table: Mapping[str, Any], known: Mapping[str, str], where: str, problems: _Problems
+) -> dict[str, Any]:
+    """The keys of ``table`` that are known and of the right kind; each other one is a
+    problem."""
+    good = {}
     for key, value in table.items():
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{where}unknown key {key!r}{hint}; known keys: {', '.join(known)}")
-        if not _type_ok(known[key], value):
-            raise ConfigError(f"{where}{key} must be {_KINDS[known[key]]}, not {_toml_text(value)}")
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+            problems.add(f"{where}unknown key {key!r} ({hint})")
+        elif not _type_ok(known[key], value):
+            problems.add(f"{where}{key} must be {_KINDS[known[key]]}, not {_toml_text(value)}")
+        else:
+            good[key] = value
+    return good
 
 
 def _toml_text(value: object) -> str:
@@ -312,12 +350,15 @@ def load_config(
 
 def check_size(config: TournamentConfig, where: str = "") -> None:
     """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
-    store lists every game from the start, so a count such as 10**12 would fill the disk."""
-    groups = len(pairings(config.format, len(config.engines), config.rules.players))
-    if config.games * groups > MAX_GAMES:
+    store lists every game from the start, so a count such as 10**12 would fill the disk.
+    The games are counted (`pairing_count`), never listed: 700 engines of the three-handed
+    game make 56.9 million pairings, which would take gigabytes only to be refused."""
+    groups = pairing_count(config.format, len(config.engines), config.rules.players)
+    total = game_count(config)
+    if total > MAX_GAMES:
         raise ConfigError(
-            f"{where}games = {config.games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f"{where}games = {config.games} per pairing, over {plural(groups, 'pairing')},"
+            f" makes {plural(total, 'game')}: a tournament"
             f" holds at most {MAX_GAMES}, since its store lists every game from the start"
         )
 
@@ -328,6 +369,7 @@ def build_config(
     where: str = "",
     overrides: Mapping[str, Any] | None = None,
     find_engines: bool = True,
+    stored: bool = False,
 ) -> TournamentConfig:
     """Check a config table (a TOML file's, or stored settings) and build the config.
 
@@ -335,14 +377,15 @@ def build_config(
     as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
     the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
     one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
-    stored tournament's schedule on a machine without them).
+    stored tournament's schedule on a machine without them). Names, seeds and the event are
+    taken in NFC form and refused past their limits (``ginproto.text``), except, with
+    ``stored=True``, those of the table: a store's settings are used as they were stored.
     """
     base = base or Path.cwd()
-    _check_keys(table, _TOP_KEYS, where)
-    merged = dict(table)
+    problems = _Problems(where)
+    merged = _check_keys(table, _TOP_KEYS, where, problems)
     if overrides:
-        _check_keys(overrides, _TOP_KEYS, "")
-        for key, value in overrides.items():
+        for key, value in _check_keys(overrides, _TOP_KEYS, "", problems).items():
             if key == "rules":
                 merged["rules"] = {**merged.get("rules", {}), **value}
             elif key == "output":
@@ -352,87 +395,96 @@ def build_config(
 
     fmt = merged.get("format", "round-robin")
     if fmt not in FORMATS:
-        raise ConfigError(f"{where}format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    variant = merged.get("variant", "standard")
-    params = {"variant": variant}
-    for rule, value in merged.get("rules", {}).items():
-        if not isinstance(value, str | int | bool | float):
-            raise ConfigError(f"{where}rules.{rule} must be a number, true/false or a string")
-        params[rule] = _option_text(value)
-    try:
-        rules = Rules.from_params(params)
-        check_rules_fit(rules)
-    except ValueError as exc:  # RulesError too
-        raise ConfigError(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}") from None
+        problems.add(f"{where}format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        fmt = "round-robin"
+    rules = _rules(merged, where, problems)
 
     games = merged.get("games", 2)
     if games < 1:
-        raise ConfigError(f"{where}games (per pairing) must be at least 1, not {games}")
+        problems.add(f"{where}games (per pairing) must be at least 1, not {games}")
     duplicate = merged.get("duplicate", False)
-    if duplicate and games % rules.players:
-        raise ConfigError(
+    if duplicate and games >= 1 and games % rules.players:
+        problems.add(
             f"{where}with duplicate, games (per pairing) must be a multiple of"
             f" {rules.players}: each deal is played once from every seat"
         )
     concurrency = merged.get("concurrency", 1)
     if concurrency < 1:
-        raise ConfigError(f"{where}concurrency must be at least 1, not {concurrency}")
+        problems.add(f"{where}concurrency must be at least 1, not {concurrency}")
     seed = merged.get("seed")
     if isinstance(seed, int) and seed < 0:
-        raise ConfigError(f"{where}seed must not be negative")
+        problems.add(f"{where}seed must not be negative")
     if isinstance(seed, str) and not seed.strip():
-        raise ConfigError(
+        problems.add(
             f"{where}seed must not be empty: an empty seed deals the same cards every time;"
             " leave it out for a random one"
         )
-    if isinstance(seed, str) and seed.isdigit():
+    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
+        return not stored or key in (overrides or {})
+
+    if isinstance(seed, str) and given("seed"):
+        seed = nfc(seed)
+        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
+            problems.add(f"{where}{why}")
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
         seed = int(seed)
-    tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
-    move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
-    startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
+    event = merged.get("event", DEFAULT_EVENT)
+    if isinstance(event, str) and given("event"):
+        event = nfc(event)
+        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
+            problems.add(f"{where}{why}")
+    tc, move_timeout, startup_timeout = "120+1", 10.0, 10.0
+    with problems.check():
+        tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
+    with problems.check():
+        move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
+    with problems.check():
+        startup_timeout = _positive(
+            merged.get("startup_timeout", 10.0), f"{where}startup_timeout"
+        )
     time_margin = merged.get("time_margin", DEFAULT_MARGIN)
     if not (math.isfinite(time_margin) and 0 <= time_margin <= 3600):
-        raise ConfigError(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
+        problems.add(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
     output = merged.get("output")
-    if output is not None:
-        if not output.strip():
-            raise ConfigError(f"{where}output must name a folder for the results, not be empty")
-        output = str(base / output)
-        if os.path.lexists(output) and not os.path.isdir(output):
-            try:
-                check_folder(output)
-            except UnsafeOutput as exc:
-                raise ConfigError(
-                    f"{where}output {exc.filename} is {exc.strerror}: name a folder for the"
-                    " results"
-                ) from None
+    with problems.check():
+        output = _output(output, base, where)
     dask = merged.get("dask")
     if dask is not None:
         try:
             dask = parse_address(dask)
         except ValueError as exc:
-            raise ConfigError(f"{where}dask: {exc}") from None
+            problems.add(f"{where}dask: {exc}")
     affinity = merged.get("affinity", False)
     if affinity and dask is not None:
-        raise ConfigError(
+        problems.add(
             f"{where}affinity pins the engines of local games; it cannot be used with dask"
         )
     sandbox = merged.get("sandbox", "auto")
     if sandbox not in [m.value for m in SandboxMode]:
-        raise ConfigError(
+        problems.add(
             f"{where}sandbox must be one of {', '.join(m.value for m in SandboxMode)},"
             f" not {sandbox!r}"
         )
-    limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
+    limits = Limits()
+    with problems.check():
+        limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
-    engines = _engines(raw_engines, base, where, find=find_engines and dask is None)
-    if len(engines) < rules.players:
-        raise ConfigError(
+    engines = _engines(
+        raw_engines,
+        base,
+        where,
+        problems,
+        find=find_engines and dask is None,
+        user=given("engines"),
+    )
+    if len(raw_engines) < rules.players:
+        problems.add(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
-            f" ([[engines]] tables), not {len(engines)}"
+            f" ([[engines]] tables), not {len(raw_engines)}"
         )
+    problems.raise_any()
     return TournamentConfig(
         engines=engines,
         format=fmt,
@@ -442,7 +494,7 @@ def build_config(
         duplicate=duplicate,
         tc=tc,
         move_timeout=move_timeout,
-        event=merged.get("event", DEFAULT_EVENT),
+        event=event,
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
@@ -454,6 +506,56 @@ def build_config(
         readable=tuple(str(base / path) for path in merged.get("read", [])),
         affinity=affinity,
     )
+
+
+def _rules(merged: Mapping[str, Any], where: str, problems: _Problems) -> Rules:
+    """The rules of a config: its variant, and its ``[rules]`` each checked on its own, so
+    that every unknown or bad one is a problem. The variant's defaults after a problem."""
+    variant = merged.get("variant", "standard")
+    try:
+        rules = Rules.from_params({"variant": variant})
+    except ValueError as exc:  # RulesError
+        problems.add(f"{where}{exc}")
+        variant, rules = "standard", Rules()
+    params = {"variant": variant}
+    ok = True
+    for rule, value in merged.get("rules", {}).items():
+        if not isinstance(value, str | int | bool | float):
+            problems.add(f"{where}rules.{rule} must be a number, true/false or a string")
+            ok = False
+            continue
+        params[rule] = _option_text(value)
+        try:
+            Rules.from_params({"variant": variant, rule: params[rule]})
+        except ValueError as exc:
+            problems.add(f"{where}rules: {exc}")
+            ok = False
+    if not ok:
+        return rules
+    try:
+        rules = Rules.from_params(params)
+        check_rules_fit(rules)
+    except ValueError as exc:  # RulesError too
+        problems.add(f"{where}{'' if 'variant' in str(exc) else 'rules: '}{exc}")
+    return rules
+
+
+def _output(output: str | None, base: Path, where: str) -> str | None:
+    """The results folder, as an absolute path; `ConfigError` for one that cannot be."""
+    if output is None:
+        return None
+    if not output.strip():
+        raise ConfigError(f"{where}output must name a folder for the results, not be empty")
+    output = str(base / output)
+    if os.path.lexists(output) and not os.path.isdir(output):
+        try:
+            check_folder(output)
+        except UnsafeOutput as exc:
+            raise ConfigError(
+                f"{where}output {exc.filename} is {exc.strerror}: name a folder for the"
+                " results"
+            ) from None
+    return output
 
 
 def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
@@ -479,84 +581,135 @@ def _positive(value: float, where: str) -> float:
 
 
 def _engines(
-    raw: Sequence[Mapping[str, Any]], base: Path, where: str, find: bool = True
+    raw: Sequence[Mapping[str, Any]],
+    base: Path,
+    where: str,
+    problems: _Problems,
+    find: bool = True,
+    user: bool = True,
 ) -> tuple[EngineEntry, ...]:
-    entries: list[dict[str, Any]] = []
-    for n, table in enumerate(raw, 1):
-        at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
-        _check_keys(table, _ENGINE_KEYS, at)
-        if "command" not in table:
-            raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
-        command: str | tuple[str, ...]
-        raw_command = table["command"]
-        if isinstance(raw_command, str) and raw_command.strip() in BUILTIN:
-            command = raw_command.strip()
-        else:
-            try:
-                argv = (
-                    tuple(shlex.split(raw_command))
-                    if isinstance(raw_command, str)
-                    else tuple(raw_command)
-                )
-            except ValueError as exc:
-                raise ConfigError(f"{at}cannot split the command: {exc}") from None
-            if not argv or not argv[0]:
-                raise ConfigError(f"{at}command is empty")
-            command = argv
-        cwd = table.get("cwd")
-        if cwd is not None:
-            cwd = str(base / cwd)
-            if find and not os.path.isdir(cwd):
-                raise ConfigError(f"{at}cwd {cwd} is not a directory")
-        if find and not isinstance(command, str) and not _findable(command[0], cwd):
-            raise ConfigError(
-                f"{at}cannot find the program {command[0]!r}: it is not a built-in engine"
-                f" ({', '.join(BUILTIN)}) nor "
-                + ("an executable file" if "/" in command[0] else "a command on the PATH")
-            )
-        options = []
-        for key, value in table.get("options", {}).items():
-            if not isinstance(value, str | int | bool | float):
-                raise ConfigError(f"{at}options.{key} must be a string, number or true/false")
-            options.append((key, _option_text(value)))
-        env = []
-        for key, value in table.get("env", {}).items():
-            if not isinstance(value, str | int | float) or isinstance(value, bool):
-                raise ConfigError(f"{at}env.{key} must be a string or a number")
-            text = _option_text(value)
-            if not key or "=" in key or "\0" in key or "\0" in text:
-                raise ConfigError(f"{at}env.{key}: not a usable environment variable")
-            env.append((key, text))
-        entries.append(
-            {
-                "name": table.get("name"),
-                "command": command,
-                "cwd": cwd,
-                "options": tuple(sorted(options)),
-                "env": tuple(sorted(env)),
-                "tc": _tc_text(table["tc"], f"{at}tc") if "tc" in table else None,
-                "move_timeout": _positive(table["move_timeout"], f"{at}move_timeout")
-                if "move_timeout" in table
-                else None,
-                "limits": _engine_limits(table.get("limits", {}), f"{at}limits"),
-                "network": table.get("network"),
-            }
+    """The engines, each checked in full: every problem of every engine is noted in
+    ``problems``, and an engine with any is left out of the result. ``user``: the names are
+    given now (taken in NFC form, within their limit), not read from a store."""
+    entries: list[tuple[int, dict[str, Any]]] = []
+    for n, given in enumerate(raw, 1):
+        shown = given.get("name") or given.get("command") or "?"
+        at = f"{where}engines[{n}] ({printable(str(shown), 40)}): "
+        before = len(problems.found)
+        table = _check_keys(given, _ENGINE_KEYS, at, problems)
+        entry = _engine(table, at, base, find, problems, user)
+        if entry is not None and len(problems.found) == before:
+            entries.append((n, entry))
+    return _named(entries, where, problems)
+
+
+def _engine(
+    table: Mapping[str, Any], at: str, base: Path, find: bool, problems: _Problems, user: bool
+) -> dict[str, Any] | None:
+    """One engine's entry, or ``None`` when its command cannot be used; every problem of its
+    keys is noted in ``problems``."""
+    command: str | tuple[str, ...] | None = None
+    with problems.check():
+        command = _command(table, at)
+    cwd = table.get("cwd")
+    usable = True  # the folder to look for the program in
+    if cwd is not None:
+        cwd = str(base / cwd)
+        if find and not os.path.isdir(cwd):
+            problems.add(f"{at}cwd {cwd} is not a directory")
+            usable = False
+    program = command[0] if isinstance(command, tuple) else None
+    if find and usable and program is not None and not _findable(program, cwd):
+        problems.add(
+            f"{at}cannot find the program {program!r}: it is not a built-in engine"
+            f" ({', '.join(BUILTIN)}) nor "
+            + ("an executable file" if "/" in program else "a command on the PATH")
         )
+    options = []
+    for key, value in table.get("options", {}).items():
+        if not isinstance(value, str | int | bool | float):
+            problems.add(f"{at}options.{key} must be a string, number or true/false")
+            continue
+        options.append((key, _option_text(value)))
+    env = []
+    for key, value in table.get("env", {}).items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            problems.add(f"{at}env.{key} must be a string or a number")
+            continue
+        text = _option_text(value)
+        if not key or "=" in key or "\0" in key or "\0" in text:
+            problems.add(f"{at}env.{key}: not a usable environment variable")
+            continue
+        env.append((key, text))
+    tc = move_timeout = limits = None
+    with problems.check():
+        tc = _tc_text(table["tc"], f"{at}tc") if "tc" in table else None
+    with problems.check():
+        if "move_timeout" in table:
+            move_timeout = _positive(table["move_timeout"], f"{at}move_timeout")
+    with problems.check():
+        limits = _engine_limits(table.get("limits", {}), f"{at}limits")
+    name = table.get("name")
+    if isinstance(name, str) and user:  # a stored name is as it was stored
+        name = nfc(name)
+        if (why := too_long(name, NAME_LIMIT, "name")) is not None:
+            problems.add(f"{at}{why}")
+    if command is None:
+        return None
+    return {
+        "name": name,
+        "command": command,
+        "cwd": cwd,
+        "options": tuple(sorted(options)),
+        "env": tuple(sorted(env)),
+        "tc": tc,
+        "move_timeout": move_timeout,
+        "limits": limits,
+        "network": table.get("network"),
+    }
+
+
+def _command(table: Mapping[str, Any], at: str) -> str | tuple[str, ...]:
+    """An engine's command: a built-in's name, or its argv."""
+    if "command" not in table:
+        raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
+    raw_command = table["command"]
+    if isinstance(raw_command, str) and raw_command.strip() in BUILTIN:
+        return str(raw_command.strip())
+    try:
+        argv = (
+            tuple(shlex.split(raw_command))
+            if isinstance(raw_command, str)
+            else tuple(raw_command)
+        )
+    except ValueError as exc:
+        raise ConfigError(f"{at}cannot split the command: {exc}") from None
+    if not argv or not argv[0]:
+        raise ConfigError(f"{at}command is empty")
+    return argv
+
+
+def _named(
+    entries: Sequence[tuple[int, dict[str, Any]]], where: str, problems: _Problems
+) -> tuple[EngineEntry, ...]:
+    """The engines, each with its name: the one it was given, which must differ from the
+    others', or one made from its command."""
     explicit: dict[str, int] = {}
-    for n, e in enumerate(entries, 1):
+    for n, e in entries:
         name = e["name"]
         if name is not None:
             if not name.strip():
-                raise ConfigError(f"{where}engines[{n}]: name is empty")
-            if name in explicit:
-                raise ConfigError(
+                problems.add(f"{where}engines[{n}]: name is empty")
+            elif name in explicit:  # the same after NFC: the same name
+                problems.add(
                     f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
                     f" {name!r}; names must differ"
                 )
-            explicit[name] = n
+            else:
+                explicit[name] = n
     taken = set(explicit)
     out = []
-    for e in entries:
+    for _, e in entries:
         if e["name"] is None:
             label = _default_name(e["command"])
             name, k = label, 1
@@ -655,6 +808,20 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return shlex.join(map(str, value))
     return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+def pairing_count(fmt: str, engines: int, players: int) -> int:
+    """How many pairings `pairings` makes, by arithmetic: nothing is listed."""
+    if fmt == "round-robin":
+        return math.comb(engines, players)
+    if fmt == "gauntlet":
+        return math.comb(engines - 1, players - 1) if engines > 0 else 0
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def game_count(config: TournamentConfig) -> int:
+    """How many games the tournament schedules: its games per pairing for each pairing."""
+    return config.games * pairing_count(config.format, len(config.engines), config.rules.players)
+
 
 def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
     """The groups of engines that meet: every group (round-robin), or the first engine with

@@ -24,6 +24,7 @@ from referee.scheduling.match import deferred_interrupts
 if TYPE_CHECKING:
     from referee.results.integrity import StoreReport
 
+from ginproto.text import plural
 from referee.scheduling.backends import Backend, JobContext, LocalBackend
 from referee.scheduling.config import (
     ConfigError,
@@ -85,7 +86,7 @@ def open_tournament(
             with Store.open(folder) as old:
                 done, total = old.counts()
             raise StoreError(
-                f"{folder} already holds a tournament ({done} of {total} games played);"
+                f"{folder} already holds a tournament ({done} of {plural(total, 'game')} played);"
                 f" continue it with --resume {folder}, or choose another output directory"
             )
         records = Path(folder) / RECORDS_NAME
@@ -118,7 +119,9 @@ def verify_tournament(store: Store) -> StoreReport:
     from referee.results.integrity import verify_store  # it derives results as this module does
 
     try:
-        config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
+        config = build_config(
+            store.settings, None, f"{store.path}: ", find_engines=False, stored=True
+        )
     except ConfigError as exc:
         raise StoreError(f"cannot check the schedule, the settings are not usable: {exc}") from None
     return verify_store(store, plan(config).games)
@@ -127,7 +130,7 @@ def verify_tournament(store: Store) -> StoreReport:
 def stored_config(store: Store, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
     """The config of a stored tournament, with ``overrides`` (the command line's) on top."""
     table = {**store.settings, **store.run_options}
-    config = build_config(table, None, f"{store.path}: ", overrides)
+    config = build_config(table, None, f"{store.path}: ", overrides, stored=True)
     if config.seed is None:  # pragma: no cover - the store always holds one
         raise StoreError(f"{store.path}: no seed in the stored settings")
     return config

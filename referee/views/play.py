@@ -57,6 +57,7 @@ from ginproto.table import (
     PlayerFault,
     Step,
 )
+from ginproto.text import plural
 from referee.views.replay import Style
 
 log = logging.getLogger(__name__)
@@ -651,7 +652,7 @@ def pile_text(pile: Sequence[Card], style: Style, shown: int | None = 6) -> str:
         return "empty"
     cards = pile if shown is None else pile[-shown:]
     more = "... " if len(cards) < len(pile) else ""
-    count = "1 card" if len(pile) == 1 else f"{len(pile)} cards"
+    count = plural(len(pile), "card")
     return f"{more}{style.cards(cards)}  ({count}, {PILE_ORDER})"
 
 
@@ -749,7 +750,7 @@ def points_text(result: HandResult, rules: Rules) -> str:
     if result.multiplier != 1:
         sum_text = f"({sum_text}) x {result.multiplier}"
         base *= result.multiplier
-    points = f"{result.points} point{'' if result.points == 1 else 's'}"
+    points = plural(result.points, "point")
     if base != result.points:  # a rule this display does not know: just the points
         return points
     return f"{sum_text} = {points}"
@@ -841,7 +842,7 @@ def game_result(
             )
     elif game.end is GameEnd.HAND_CAP:
         cap = game.rules.hand_cap
-        lines.append(f"  The game reached the hand cap ({cap} hand{'' if cap == 1 else 's'}).")
+        lines.append(f"  The game reached the hand cap ({plural(cap, 'hand')}).")
     def scores(game_number: int) -> str:
         return " · ".join(f"{names[p]} {v}" for p, v in enumerate(game.final_scores(game_number)))
 
@@ -854,7 +855,7 @@ def game_result(
             lines.append(f"  Game {g + 1}: {scores(g)} ({won})")
         wins = [sum(1 for w in game.game_winners if w == p) for p in range(game.players)]
         most, least = max(wins), min(wins)
-        what = f"series, {most} game{'' if most == 1 else 's'} to {least}"
+        what = f"series, {plural(most, 'game')} to {least}"
         if fault is not None:
             what = "series"
     if game.winner is None:

@@ -40,7 +40,7 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game
 from ginproto.rules import Rules
-from ginproto.text import ID_LIMIT, printable
+from ginproto.text import ID_LIMIT, plural, printable
 
 MAX_SHOWN_ERRORS = 20
 
@@ -273,7 +273,7 @@ class Renderer:
             Outcome.BIG_GIN: "with big gin",
             Outcome.UNDERCUT: "by an undercut",
         }[item.outcome]
-        text = f"{self.who(item.winner)} wins {how}: {item.points} points"
+        text = f"{self.who(item.winner)} wins {how}: {plural(item.points, 'point')}"
         if item.multiplier != 1:
             text += f" (doubled x{item.multiplier})"
         if item.games:

@@ -58,7 +58,7 @@
     var p = $('progress');
     p.setAttribute('data-games-played', String(state.played));
     p.setAttribute('data-games-total', String(state.total));
-    var text = state.played + ' of ' + state.total + ' games played';
+    var text = state.played + ' of ' + state.total + (state.total === 1 ? ' game' : ' games') + ' played';
     if (!state.over && state.eta !== null) text += ', ETA ' + duration(state.eta);
     if (state.over) text += ' \u00b7 ' + esc(state.status);
     if (state.seed !== null && state.seed !== undefined) {
