@@ -442,10 +442,14 @@ def _play_match(
 
     shown = None
     if page is not None:
+        from referee.scheduling.match import match_jobs
         from referee.views.live import feed_match
 
-        page.state.title = f"{' vs '.join(display)}: {config.rules.variant}, seed {config.seed}"
-        shown = feed_match(page.state, display, config.games, config.sprt, config.event)
+        # No seed in the title: the page shows it only once the match is over.
+        page.state.title = f"{' vs '.join(display)}: {config.rules.variant}"
+        shown = feed_match(
+            page.state, display, match_jobs(config), config.seed, config.sprt, config.event
+        )
         if local:
             runner = page.watching(runner, display)
     if on_start is not None:
@@ -665,7 +669,11 @@ def _play_tournament(
     standings = TournamentStandings.from_store(store)
     done, total = standings.played, standings.scheduled
     if page is not None:
-        page.over(f"complete: {done} of {plural(total, 'game')}" if done == total else "stopped")
+        # A stopped tournament may be resumed: what its games still to play share stays hidden.
+        page.over(
+            f"complete: {done} of {plural(total, 'game')}" if done == total else "stopped",
+            resumable=True,
+        )
     halted = lost or (stop is not None and stop())
     failed: ReportError | None = None
     if html is not None and not (halted and done < total and not done):

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from referee.views.live import Address
 
 SERVE_HELP = (
-    "Serve a live page of the run on [HOST:]PORT (host 127.0.0.1 unless given; port 0: any"
-    " free one), up until Ctrl-C after the last game (see --serve-for)."
-    " Needs: pip install 'ginproto[web]'."
+    "Serve a live page of the run on [HOST:]PORT (host 127.0.0.1 unless given, 0.0.0.0 for"
+    " every interface: public; port 0: any free one), up until Ctrl-C after the last game"
+    " (see --serve-for). Needs: pip install 'ginproto[web]'."
 )
 SERVE_FOR_HELP = (
     "With --serve: keep the page up SECONDS after the last game, then exit"
@@ -120,9 +120,15 @@ class Live:
         self.page = LivePage(address, on_open=self._opened)
         click.get_current_context().call_on_close(self.page.close)
 
-    @staticmethod
-    def _opened(bound: Address) -> None:
+    def _opened(self, bound: Address) -> None:
         click.echo(f"Live page: {bound.url()}", err=True)
+        server = self.page.server
+        if server is not None and server.public:
+            click.echo(
+                f"warning: the live page is public: anyone who can reach {bound.url()} sees"
+                f" the run (--serve 127.0.0.1:{bound.port} keeps it to this machine)",
+                err=True,
+            )
 
     def stay(self, signals: Interrupts, seconds: float | None) -> None:
         """Keep the page up with the final state until Ctrl-C (exit 130) or SIGTERM (143), or

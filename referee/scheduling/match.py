@@ -598,6 +598,13 @@ JobRunner = Callable[
 job order. ``run_jobs`` (local workers) is the default; ``DaskCluster.run_jobs`` is another."""
 
 
+def match_jobs(config: MatchConfig) -> Schedule:
+    """The games of the match ``config`` describes, in playing order (made as they are read)."""
+    return schedule(
+        config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
+    )
+
+
 def run_match(
     config: MatchConfig,
     names: Sequence[str],
@@ -610,9 +617,7 @@ def run_match(
     bugs and failures of the referee's own files raise: ``OSError`` (naming the file) for the
     record, the debug log and the stderr files, which stops the match with every game
     finished before it kept in the record. Once ``stop()`` says True, no new game starts."""
-    jobs = schedule(
-        config.rules, range(len(config.engines)), config.games, config.seed, config.duplicate
-    )
+    jobs = match_jobs(config)
     try:
         debug = DebugLog(config.debug_log) if config.debug_log else None
     except OSError as exc:

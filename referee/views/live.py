@@ -14,6 +14,14 @@ never another one: no hand card, no stock card, no card drawn from the stock. It
 from the view the table gives the player to move (``ginproto.game.GameView``), through a
 ``Player`` wrapper (``Watcher.seats``); a game played in a worker process sends its
 spectator snapshots, a few a second at most, through a pipe to the referee.
+
+Nothing of the run's secret is shown while it goes on: not the seed, not a deck key (with
+either, ``hand_deck(seed, key, hand)`` rebuilds decks still being played). A finished game's
+deal (its record, in the replay viewer) is shown once no game of the run that is still in
+progress or still to be played shares its deck key (``LiveState.plan``): the games of a
+duplicate set, and the same round of every pairing of a tournament, are dealt the same cards.
+Until then the game is listed, its deal "withheld". Once nothing is left to play, everything
+is shown, the seed too.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -325,13 +334,14 @@ class Watcher:
 
 
 class LiveState:
-    """The run as the live page shows it. The run's thread writes (``finished``,
+    """The run as the live page shows it. The run's thread writes (``plan``, ``finished``,
     ``set_standings``, ``run_over``), worker threads or a reader thread add the games in
     progress (``merge_live``), and the server reads (``event``): every method takes the lock
     for a moment and none waits for anything else.
 
-    ``records(n)`` gives the record text of finished game ``n`` (from the store, or from
-    memory), for the replay viewer."""
+    ``record(n)`` gives the record text of finished game ``n`` (from the store, or from
+    memory), for the replay viewer; ``deal_shown(n)`` says whether its deal may be shown yet.
+    """
 
     def __init__(self, title: str, kind: str) -> None:
         self.title = title
@@ -351,8 +361,70 @@ class LiveState:
         self.sources: list[Callable[[], dict[int, dict[str, Any] | None]]] = []
         self.progress: Progress | None = None
         self._cache: dict[int, tuple[int, dict[str, Any], int]] = {}
+        # The run's secret, and which finished games' deals wait for games sharing their key.
+        self._seed: str | None = None
+        self._planned = False
+        self._keys: dict[int, int] = {}  # game number -> deck key, every game of the run
+        self._open: Counter[int] = Counter()  # deck key -> its games not finished yet
+        self._waiting: dict[int, set[int]] = {}  # deck key -> its finished games, withheld
+        self.revealed = False  # nothing is left to play: everything may be shown
 
     # -- written by the run ---------------------------------------------------------------
+    def plan(self, keys: Mapping[int, int], seed: int | str) -> None:
+        """The deck key of every game of the run (game number from 1 -> key), those finished
+        already included, and the run's seed (shown once nothing is left to play). Without a
+        plan, no finished game's deal is shown before the run is over."""
+        with self.lock:
+            self._seed = str(seed)
+            self._planned = True
+            self._keys = dict(keys)
+            self._open = Counter(k for n, k in self._keys.items() if n not in self._done)
+            self._waiting = {}
+            for n in self._done:
+                key = self._keys.get(n)
+                if key is not None and key in self._open:
+                    self._waiting.setdefault(key, set()).add(n)
+            self.version += 1
+
+    def _finish(self, number: int) -> None:
+        """Game ``number`` is finished (the lock held): its key has one open game fewer, and
+        the finished games of a key with none left are shown."""
+        if number in self._done:
+            return
+        self._done.add(number)
+        key = self._keys.get(number)
+        if key is None:
+            return
+        left = self._open[key] - 1
+        if left > 0:
+            self._open[key] = left
+            self._waiting.setdefault(key, set()).add(number)
+        else:
+            self._open.pop(key, None)
+            self._waiting.pop(key, None)
+
+    def deal_shown(self, number: int) -> bool:
+        """Whether finished game ``number``'s deal may be shown: the run is over, or no game
+        still in progress or to be played shares its deck key."""
+        with self.lock:
+            return self._deal_shown(number)
+
+    def _deal_shown(self, number: int) -> bool:
+        if self.revealed:
+            return True
+        if not self._planned or number not in self._done:
+            return False
+        key = self._keys.get(number)
+        return key is not None and key not in self._open
+
+    def _withheld(self) -> list[int]:
+        """The finished games whose deal is not shown yet (the lock held)."""
+        if self.revealed:
+            return []
+        if not self._planned:
+            return sorted(self._done)
+        return sorted(n for games in self._waiting.values() for n in games)
+
     def start(self, total: int, played: int, status: str = "playing") -> None:
         with self.lock:
             self.total, self.played, self.status = total, played, status
@@ -364,7 +436,7 @@ class LiveState:
         compressed) unless ``record_reader`` reads it from the store."""
         with self.lock:
             number = entry["n"]
-            self._done.add(number)
+            self._finish(number)
             self.live.pop(number, None)
             self.finished.append(entry)
             if record is not None:
@@ -384,11 +456,15 @@ class LiveState:
             self.standings = standings
             self.version += 1
 
-    def run_over(self, status: str) -> None:
+    def run_over(self, status: str, resumable: bool = False) -> None:
+        """The run is over, ``status`` saying how. Everything is shown from now on, the seed
+        too, unless the run is ``resumable`` (a tournament, which ``--resume`` continues)
+        and games are still to be played: those games' deals and the seed stay hidden."""
         with self.lock:
             self.over = True
             self.status = status
             self.live.clear()
+            self.revealed = not resumable or (self._planned and not self._open)
             self.version += 1
 
     def merge_live(self, items: dict[int, dict[str, Any] | None]) -> None:
@@ -407,6 +483,11 @@ class LiveState:
         """Take in the games in progress that the watchers hold (the server calls it)."""
         for source in self.sources:
             self.merge_live(source())
+
+    def has_finished(self, number: int) -> bool:
+        """Whether game ``number`` of the run is finished (and so in the list)."""
+        with self.lock:
+            return number in self._done
 
     def record(self, number: int) -> str | None:
         with self.lock:
@@ -438,6 +519,8 @@ class LiveState:
                 "total": self.total,
                 "eta": None if eta is None else round(eta),
                 "standings": self.standings,
+                "seed": self._seed if self.revealed else None,
+                "withheld": self._withheld(),
                 "first": cursor,
                 "finished": self.finished[cursor:end],
                 "more": end < len(self.finished),
@@ -498,7 +581,12 @@ def match_standings(
     """The standings as ``ginref match --json`` gives them, each engine with an Elo: the
     head-to-head difference for two engines (the second engine's is its negation), the
     maximum-likelihood rating of each for three (from ``rated``, the same games as a
-    tournament counts them); and the SPRT's state when the match runs one."""
+    tournament counts them); and the SPRT's state when the match runs one.
+
+    The engines are listed best first, each with its ``rank``, as the match's final table
+    ranks them (by score; engines with the same score in the order they were named); the
+    head-to-head figures are the first-named engine's, which ``head_to_head["names"]``
+    says."""
     from referee.results.report import finite_json
     from referee.results.stats import SPRT
 
@@ -515,9 +603,13 @@ def match_standings(
         by_name = {r["name"]: r["elo"] for r in rated.to_json()["engines"]}
         for e in engines:
             e["elo"] = by_name.get(e["name"])
-    out: dict[str, Any] = {"engines": engines, "games": data["games"]}
+    names = [e["name"] for e in engines]
+    ranked = sorted(engines, key=lambda e: -e["score"])  # stable: ties in the named order
+    for rank, e in enumerate(ranked, 1):
+        e["rank"] = rank
+    out: dict[str, Any] = {"engines": ranked, "games": data["games"]}
     if h2h is not None:
-        out["head_to_head"] = h2h
+        out["head_to_head"] = {**h2h, "names": names}
     if sprt is not None and h2h is not None:
         test = SPRT(*sprt)
         test.update(h2h["wins"], h2h["losses"], h2h["draws"])
@@ -556,7 +648,11 @@ def feed_tournament(state: LiveState, store: Store) -> Callable[[Scheduled, Game
     from referee.scheduling.standings import TournamentStandings
 
     names = store.names
-    seats = {g.game: g.seats for g in store.games()}
+    games = list(store.games())
+    seats = {g.game: g.seats for g in games}
+    # Every scheduled game's deck key, so that a finished game's deal shows only once the
+    # games sharing its key (the same round of every pairing) are finished too.
+    state.plan({g.game + 1: g.key for g in games}, games[0].seed if games else "")
 
     def entry(result: GameResult) -> dict[str, Any]:
         lineup = seats[result.game]
@@ -590,18 +686,21 @@ def feed_tournament(state: LiveState, store: Store) -> Callable[[Scheduled, Game
 def feed_match(
     state: LiveState,
     names: Sequence[str],
-    games: int,
+    jobs: Sequence[GameJob],
+    seed: int | str,
     sprt: tuple[float, float, float, float] | None,
     event: str,
 ) -> Callable[[Played, Standings], None]:
-    """Start ``state`` for a match of ``games`` between ``names``, and return the hook that
-    adds each finished game (its record kept in memory, compressed, for the viewer)."""
+    """Start ``state`` for a match between ``names`` that plays ``jobs`` (the deck keys of
+    its games are read from them) from ``seed``, and return the hook that adds each finished
+    game (its record kept in memory, compressed, for the viewer)."""
     from ginproto.record import record_from_log, write_game
     from referee.results.report import summarize
     from referee.scheduling.standings import TournamentStandings
 
     rated = TournamentStandings(names)
-    state.start(games, 0)
+    state.plan({job.index + 1: job.key for job in jobs}, seed)
+    state.start(len(jobs), 0)
 
     def on_game(done: Played, standings: Standings) -> None:
         job, game_log = done.job, done.log

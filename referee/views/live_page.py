@@ -66,8 +66,9 @@ class LivePage:
 
         return run
 
-    def over(self, status: str) -> None:
-        self.state.run_over(status)
+    def over(self, status: str, resumable: bool = False) -> None:
+        """The run is over: see `LiveState.run_over`."""
+        self.state.run_over(status, resumable)
 
     def close(self) -> None:
         if self.watcher is not None:

@@ -9,19 +9,31 @@ It serves, by GET only (any other method is a 405, an unknown path a 404):
   queueing the ones it missed, so the server keeps no backlog for anyone;
 - ``/state``: the same state as one JSON document, every finished game included;
 - ``/game/N``: finished game N in the replay viewer (``referee.views.html``), from its stored
-record.
+  record, rendered once and kept (the newest ``GAME_PAGES``); while games sharing its deck
+  key are still to be played, a short page saying its deal is withheld until then.
 
 The state is ``referee.views.live.LiveState``: what the run stored and what a spectator may see of
 the games in progress. The server only reads it.
+
+No client can stop the run or take what it needs. The server answers ``max_clients()``
+connections at once (a quarter of the process's open-file limit, at most 1024): one more is
+answered 503 and closed at once. A client that has not sent its request's headers within
+``HEADER_TIMEOUT`` seconds, stays idle between requests as long, or takes no byte of a response
+for ``WRITE_TIMEOUT`` seconds, is dropped. A request whose ``Host`` header names another server
+than this one is a 421 (DNS rebinding), unless the page is served on every interface
+(0.0.0.0 or ::), where it is public anyway. What clients do is never logged above debug level.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
+import ipaddress
 import json
 import logging
 import threading
+from collections import OrderedDict
 from typing import Any, Final
 
 from aiohttp import web
@@ -30,12 +42,52 @@ from referee.views.live import Address, LiveState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LiveServer"]
+__all__ = ["LiveServer", "max_clients"]
 
 TICK: Final = 0.2  # seconds between two looks at the state
 HEARTBEAT: Final = 15.0  # seconds of silence after which a comment line keeps the stream open
-WRITE_TIMEOUT: Final = 60.0  # a client that takes no byte for this long is dropped
+HEADER_TIMEOUT: Final = 10.0  # seconds a new connection has to send its request's headers
+KEEPALIVE: Final = 10.0  # seconds a connection may stay idle between two requests
+WRITE_TIMEOUT: Final = 30.0  # a client that takes no byte for this long is dropped
 CLOSE_TIMEOUT: Final = 5.0
+BACKLOG: Final = 128  # connections the system queues before the server accepts them
+GAME_PAGES: Final = 64  # finished games' viewer pages kept rendered
+GAME_DIGITS: Final = 9  # a game number has at most this many digits
+BUSY_TEXT: Final = b"503: too many clients; try again later\n"
+BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Content-Length: %d\r\nRetry-After: 5\r\nConnection: close\r\n\r\n%s"
+    % (len(BUSY_TEXT), BUSY_TEXT)
+)
+
+
+def max_clients() -> int:
+    """The connections the server answers at once: a quarter of the process's open-file limit
+    (between 16 and 1024), so that clients never take the files and pipes the run needs."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 256
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return 1024
+    return max(16, min(1024, soft // 4))
+
+
+def _shown_path(path: str) -> str:
+    """A request's path as a log line may show it: short, and printable."""
+    if len(path) > 80:
+        return f"{ascii(path[:60])[1:-1]}... ({len(path)} characters)"
+    return ascii(path)[1:-1]
+
+
+def _game_number(text: str) -> int | None:
+    """The game number of ``/game/TEXT``: ASCII digits only, not too many; None otherwise."""
+    if not (text.isascii() and text.isdigit()) or len(text) > GAME_DIGITS:
+        return None
+    number = int(text)
+    return number if number >= 1 else None
 
 
 def _page(state: LiveState) -> str:
@@ -49,8 +101,12 @@ def _page(state: LiveState) -> str:
     return fill(asset("live.html"), parts)
 
 
-def _viewer(state: LiveState, number: int) -> str | None:
-    """Finished game ``number`` in the replay viewer, or None if there is no such game."""
+SECRET_HEADERS: Final = ("Seed", "Key")
+
+
+def _viewer(state: LiveState, number: int, revealed: bool) -> str | None:
+    """Finished game ``number`` in the replay viewer, or None if there is no such game. The
+    seed and the deck key are left out unless ``revealed`` (nothing left to play)."""
     from ginproto.record import loads
     from referee.views.html.model import game_data
     from referee.views.html.page import render_page
@@ -61,24 +117,178 @@ def _viewer(state: LiveState, number: int) -> str | None:
     records = loads(text)
     if not records:
         return None
+    data = game_data(records[0], number)
+    if not revealed:
+        for name in SECRET_HEADERS:
+            data["info"].pop(name, None)
     title = f"{state.title}: game {number}"
-    return render_page(title, [game_data(records[0], number)])
+    return render_page(title, [data])
+
+
+def _withheld(state: LiveState, number: int) -> str:
+    """The page of a finished game whose deal is not shown yet. It reloads itself now and
+    then, and becomes the game's viewer once the games sharing its deal are over."""
+    title = html.escape(f"{state.title}: game {number}")
+    return (
+        "<!doctype html>\n<html lang=\"en\" data-withheld>\n<head>\n<meta charset=\"utf-8\">\n"
+        '<meta http-equiv="refresh" content="15">\n'
+        f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n"
+        f"<p>Game {number} is finished, but other games of the run that are still in progress"
+        " or still to be played are dealt the same cards. Its replay opens here when they are"
+        " over (this page reloads itself).</p>\n"
+        '<p><a href="/">Back to the live page</a></p>\n</body>\n</html>\n'
+    )
+
+
+class _Busy(asyncio.Protocol):
+    """A connection beyond the server's cap: answered 503 and closed at once."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(BUSY)
+        transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+
+class _Connection(asyncio.Protocol):
+    """One client's connection: aiohttp's own protocol (``inner``), counted by the gate, and
+    dropped when the client stalls: before it has sent its first request's headers, or while
+    it takes no byte of what it is sent."""
+
+    def __init__(self, gate: _Gate, inner: asyncio.Protocol) -> None:
+        self.gate = gate
+        self.inner = inner
+        self.transport: asyncio.Transport | None = None
+        self.slow: asyncio.TimerHandle | None = None
+        self.counted = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        loop = asyncio.get_running_loop()
+        self.gate.waiting[transport] = loop.call_later(self.gate.header_timeout, self._stalled)
+        self.inner.connection_made(transport)
+
+    def _stalled(self) -> None:
+        if self.transport is not None:
+            self.gate.waiting.pop(self.transport, None)
+            self.transport.abort()
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        if self.slow is None:
+            self.slow = asyncio.get_running_loop().call_later(
+                self.gate.write_timeout, self._stalled
+            )
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.slow is not None:
+            self.slow.cancel()
+            self.slow = None
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.counted:
+            self.counted = False
+            self.gate.count -= 1
+        if self.slow is not None:
+            self.slow.cancel()
+        if self.transport is not None:
+            waiting = self.gate.waiting.pop(self.transport, None)
+            if waiting is not None:
+                waiting.cancel()
+            self.inner.connection_lost(exc)
+
+
+class _Gate:
+    """The server's protocol factory: aiohttp's, behind a cap on the connections open at once
+    and a deadline for each new one's first request (``started`` lifts it)."""
+
+    def __init__(
+        self, server: web.Server, cap: int, header_timeout: float, write_timeout: float
+    ) -> None:
+        self.server = server
+        self.cap = cap
+        self.header_timeout = header_timeout
+        self.write_timeout = write_timeout
+        self.count = 0
+        self.refused = 0
+        self.waiting: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
+
+    def __call__(self) -> asyncio.BaseProtocol:
+        if self.count >= self.cap:
+            self.refused += 1
+            return _Busy()
+        self.count += 1
+        return _Connection(self, self.server())
+
+    def started(self, transport: asyncio.BaseTransport | None) -> None:
+        """A request of this connection has come in whole: no header deadline any more."""
+        if transport is not None:
+            waiting = self.waiting.pop(transport, None)
+            if waiting is not None:
+                waiting.cancel()
+
+
+def _host_names(address: Address) -> frozenset[str] | None:
+    """The ``Host`` header values a request to ``address`` may carry (lower case), or None
+    for any: served on every interface, the page answers whatever name reaches it."""
+    host = address.host.lower()
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_unspecified:
+            return None
+    bound = f"[{host}]" if ":" in host else host
+    names = {bound, "localhost", "127.0.0.1", "[::1]"}
+    out = {f"{n}:{address.port}" for n in names}
+    if address.port == 80:
+        out |= names
+    return frozenset(out)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 class LiveServer:
-    """Serves ``state`` on ``address`` from a thread with its own event loop."""
+    """Serves ``state`` on ``address`` from a thread with its own event loop, to
+    ``clients_cap`` connections at once (default: `max_clients`)."""
 
-    def __init__(self, state: LiveState, address: Address) -> None:
+    def __init__(
+        self, state: LiveState, address: Address, clients_cap: int | None = None
+    ) -> None:
         self.state = state
         self.address = address
+        self.clients_cap = max_clients() if clients_cap is None else clients_cap
+        # Read when the server starts: seconds a new connection has to send its headers, and
+        # a client may take no byte of a response.
+        self.header_timeout = HEADER_TIMEOUT
+        self.write_timeout = WRITE_TIMEOUT
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
         self.runner: web.AppRunner | None = None
+        self.listener: asyncio.Server | None = None
+        self.gate: _Gate | None = None
+        self.hosts: frozenset[str] | None = None
+        self.public = False  # bound to an address other machines may reach
         self.closing = False
         self.changed: asyncio.Event | None = None
         self.clients = 0
         self._encoded: dict[tuple[int, int], bytes] = {}
         self._page: str | None = None
+        self._state_body: tuple[int, bytes] | None = None
+        self._games: OrderedDict[tuple[int, bool], bytes] = OrderedDict()
+        self._rendering: dict[tuple[int, bool], asyncio.Future[bytes | None]] = {}
 
     # -- starting and stopping --------------------------------------------------------------
     def start(self) -> Address:
@@ -91,6 +301,7 @@ class LiveServer:
 
         def main() -> None:
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(_loop_error)
             self.loop = loop
             try:
                 try:
@@ -126,21 +337,33 @@ class LiveServer:
         app.router.add_get("/", self._index, allow_head=False)
         app.router.add_get("/events", self._events, allow_head=False)
         app.router.add_get("/state", self._state, allow_head=False)
-        app.router.add_get(r"/game/{number:\d+}", self._game, allow_head=False)
+        app.router.add_get("/game/{number}", self._game, allow_head=False)
         self.changed = asyncio.Event()
         runner = web.AppRunner(
-            app, handle_signals=False, access_log=None, shutdown_timeout=1.0
+            app, handle_signals=False, access_log=None, shutdown_timeout=1.0,
+            keepalive_timeout=KEEPALIVE,
         )
         await runner.setup()
-        site = web.TCPSite(runner, self.address.host, self.address.port, reuse_address=True)
+        assert runner.server is not None
+        gate = _Gate(runner.server, self.clients_cap, self.header_timeout, self.write_timeout)
+        loop = asyncio.get_running_loop()
         try:
-            await site.start()
+            # The loop accepts up to ``backlog`` connections at a time before the gate sees
+            # them: a few more files open for a moment, kept below the cap.
+            listener = await loop.create_server(
+                gate, self.address.host, self.address.port,
+                backlog=min(BACKLOG, max(8, self.clients_cap // 2)), reuse_address=True,
+            )
         except BaseException:
             await runner.cleanup()
             raise
-        self.runner = runner
-        port = runner.addresses[0][1] if runner.addresses else self.address.port
-        return Address(self.address.host, int(port))
+        self.runner, self.listener, self.gate = runner, listener, gate
+        sockets = listener.sockets
+        port = sockets[0].getsockname()[1] if sockets else self.address.port
+        self.public = any(not _loopback(str(sock.getsockname()[0])) for sock in sockets)
+        bound = Address(self.address.host, int(port))
+        self.hosts = _host_names(bound)
+        return bound
 
     async def _tick(self) -> None:
         seen = -1
@@ -162,12 +385,23 @@ class LiveServer:
             changed.set()
 
     async def _cleanup(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
         if self.runner is not None:
             await self.runner.cleanup()
+        if self.listener is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.listener.wait_closed(), 1.0)
 
     # -- requests -------------------------------------------------------------------------
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self.gate is not None:
+            self.gate.started(request.transport)
+        if self.hosts is not None and request.headers.get("Host", "").lower() not in self.hosts:
+            return web.Response(
+                status=421, text="421: this server does not answer for that Host\n"
+            )
         if request.method != "GET":
             return web.Response(
                 status=405, text="405: only GET is served here\n", headers={"Allow": "GET"}
@@ -180,8 +414,9 @@ class LiveServer:
         except (ConnectionError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a bug here must not show a traceback to anyone
-            log.error("live page: %s failed: %s: %s", request.path, type(exc).__name__, exc)
-            log.debug("live page: %s", request.path, exc_info=True)
+            path = _shown_path(request.path)
+            log.error("live page: %s failed: %s: %s", path, type(exc).__name__, exc)
+            log.debug("live page: %s", path, exc_info=True)
             return web.Response(status=500, text="500: the live page failed\n")
 
     async def _index(self, request: web.Request) -> web.Response:
@@ -190,23 +425,67 @@ class LiveServer:
         return web.Response(text=self._page, content_type="text/html", charset="utf-8")
 
     async def _state(self, request: web.Request) -> web.Response:
-        cursor = 0
-        finished: list[dict[str, Any]] = []
-        while True:
-            _, data, cursor = self.state.event(cursor)
-            finished += data["finished"]
-            if not data["more"]:
-                break
-        data = {**data, "finished": finished, "first": 0, "more": False}
-        return web.json_response(data)
+        """The whole state, encoded once per version of it however many clients ask."""
+        version = self.state.version  # the body is at least this new
+        if self._state_body is None or self._state_body[0] != version:
+            cursor = 0
+            finished: list[dict[str, Any]] = []
+            while True:
+                _, data, cursor = self.state.event(cursor)
+                finished += data["finished"]
+                if not data["more"]:
+                    break
+            data = {**data, "finished": finished, "first": 0, "more": False}
+            self._state_body = (version, json.dumps(data, allow_nan=False).encode("utf-8"))
+        return web.Response(body=self._state_body[1], content_type="application/json")
 
     async def _game(self, request: web.Request) -> web.Response:
-        number = int(request.match_info["number"])
-        loop = asyncio.get_running_loop()
-        page = await loop.run_in_executor(None, _viewer, self.state, number)
+        number = _game_number(request.match_info["number"])
+        if number is None or not self.state.has_finished(number):
+            raise web.HTTPNotFound(text="404: no such finished game\n")
+        revealed = self.state.revealed
+        if not self.state.deal_shown(number):
+            return web.Response(
+                text=_withheld(self.state, number), content_type="text/html", charset="utf-8",
+                headers={"Cache-Control": "no-store"},
+            )
+        page = await self._game_page(number, revealed)
         if page is None:
-            raise web.HTTPNotFound(text=f"404: no finished game {number}\n")
-        return web.Response(text=page, content_type="text/html", charset="utf-8")
+            raise web.HTTPNotFound(text="404: no such finished game\n")
+        return web.Response(body=page, content_type="text/html", charset="utf-8")
+
+    async def _game_page(self, number: int, revealed: bool) -> bytes | None:
+        """Game ``number``'s viewer page, rendered once (in a worker thread) and kept: the
+        newest ``GAME_PAGES`` of them. Requests for a page being rendered wait for it."""
+        key = (number, revealed)
+        found = self._games.get(key)
+        if found is not None:
+            self._games.move_to_end(key)
+            return found
+        pending = self._rendering.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bytes | None] = loop.create_future()
+        self._rendering[key] = future
+        try:
+            text = await loop.run_in_executor(None, _viewer, self.state, number, revealed)
+            page = None if text is None else text.encode("utf-8")
+            if page is not None:
+                if revealed:  # the pages without the seed are not asked for any more
+                    for old in [k for k in self._games if not k[1]]:
+                        del self._games[old]
+                self._games[key] = page
+                while len(self._games) > GAME_PAGES:
+                    self._games.popitem(last=False)
+            future.set_result(page)
+            return page
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: a failure is the requests' to report
+            raise
+        finally:
+            del self._rendering[key]
 
     def _encode(self, version: int, cursor: int, data: dict[str, Any]) -> bytes:
         key = (version, cursor)
@@ -250,3 +529,10 @@ class LiveServer:
         finally:
             self.clients -= 1
         return response
+
+
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """What the server's event loop cannot handle (a client's connection reset, the system
+    out of sockets for a moment): the loop goes on, and it is logged at debug level only."""
+    exc = context.get("exception")
+    log.debug("live page: %s%s", context.get("message", ""), f": {exc!r}" if exc else "")

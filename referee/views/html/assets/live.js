@@ -6,8 +6,10 @@
  * Stable hooks: <p id="progress" data-games-played="N" data-games-total="M">; the standings
  * <table data-standings>, a row per engine <tr data-engine="NAME" ...>; each game in progress
  * <article data-live-game="N" data-hand="H" data-move="M">, its cards <span data-card="Th">;
- * each finished game <tr data-finished="N">. <html data-ready> once the first state is drawn,
- * and data-version="V" the version of the state drawn.
+ * each finished game <tr data-finished="N">, with data-withheld while its deal is withheld (games
+ * dealt the same cards are still to be played). <html data-ready> once the first state is
+ * drawn, and data-version="V" the version of the state drawn. The seed shows once the run is
+ * over (<span id="seed" data-seed="S">), never before.
  */
 (function () {
   'use strict';
@@ -16,6 +18,7 @@
   var root = document.documentElement;
   var $ = function (id) { return document.getElementById(id); };
   var finished = [];
+  var withheld = {};
 
   function esc(text) {
     return String(text).replace(/[&<>"']/g, function (c) {
@@ -58,6 +61,10 @@
     var text = state.played + ' of ' + state.total + (state.total === 1 ? ' game' : ' games') + ' played';
     if (!state.over && state.eta !== null) text += ', ETA ' + duration(state.eta);
     if (state.over) text += ' \u00b7 ' + esc(state.status);
+    if (state.seed !== null && state.seed !== undefined) {
+      text += ' \u00b7 <span id="seed" data-seed="' + esc(state.seed) + '">seed ' +
+        esc(state.seed) + '</span>';
+    }
     p.innerHTML = text;
     $('bar-done').style.width = (state.total ? 100 * state.played / state.total : 0) + '%';
     var badge = $('status');
@@ -86,8 +93,9 @@
     $('standings').tBodies[0].innerHTML = rows.join('');
     var h = s.head_to_head;
     var names = (s.engines || []).map(function (e) { return e.name; });
+    var pair = (h && h.names) || names;  // the head-to-head figures are the first-named's
     $('head-to-head').innerHTML = h && h.elo
-      ? 'Elo difference of ' + esc(names[0]) + ' vs ' + esc(names[1]) + ': ' +
+      ? 'Elo difference of ' + esc(pair[0]) + ' vs ' + esc(pair[1]) + ': ' +
         (h.elo.elo === null ? 'unbounded' : signed(h.elo.elo, 1)) +
         (h.elo.lo !== null && h.elo.hi !== null
           ? ' (95%: ' + signed(h.elo.lo, 1) + ' .. ' + signed(h.elo.hi, 1) + ')' : '') +
@@ -181,6 +189,29 @@
     body.insertAdjacentHTML('beforeend', state.finished.map(finishedRow).join(''));
   }
 
+  // A finished game whose deal other games still to be played share: marked until they are over.
+  function renderWithheld(list) {
+    var now = {};
+    (list || []).forEach(function (n) { now[n] = true; });
+    Object.keys(withheld).concat(Object.keys(now)).forEach(function (n) {
+      var row = document.querySelector('[data-finished="' + n + '"]');
+      if (!row) return;
+      var note = row.querySelector('.withheld-note');
+      if (now[n]) {
+        row.setAttribute('data-withheld', '');
+        row.title = 'Games still to be played are dealt the same cards: its replay opens' +
+          ' when they are over.';
+        if (!note) row.cells[0].insertAdjacentHTML('beforeend',
+          ' <span class="withheld-note">(deal withheld)</span>');
+      } else {
+        row.removeAttribute('data-withheld');
+        row.removeAttribute('title');
+        if (note) note.remove();
+      }
+    });
+    withheld = now;
+  }
+
   // -- the stream ----------------------------------------------------------------------------
   function render(state) {
     if ($('title').textContent !== state.title) {
@@ -188,6 +219,7 @@
       document.title = state.title + ' (live)';
     }
     renderFinished(state);
+    renderWithheld(state.withheld);
     renderProgress(state);
     renderStandings(state.standings || {});
     renderLive(state.live);
