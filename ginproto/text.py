@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DETAIL_LIMIT", "ID_LIMIT", "LOG_LIMIT", "printable"]
+__all__ = ["DETAIL_LIMIT", "ID_LIMIT", "LOG_LIMIT", "REASON_LIMIT", "printable"]
 
 ID_LIMIT: Final = 100
 """Characters kept of an engine's ``id`` text, option names and option values."""
 
 DETAIL_LIMIT: Final = 1000
 """Characters kept of a fault's reason (which may quote an engine's lines)."""
+
+REASON_LIMIT: Final = 200
+"""Characters kept of a fault's reason in a few words, and of each line of an engine's
+standard error shown with it."""
 
 LOG_LIMIT: Final = 2000
 """Characters kept of one protocol line in a log."""

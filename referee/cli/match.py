@@ -148,6 +148,12 @@ class SprtNumber(click.ParamType[float]):
 @dask_option("Play the games on a Dask cluster: a scheduler's address, or local:N workers.")
 @serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the last lines of an engine's stderr under each of its forfeits.",
+)
 def match(
     engines: tuple[str, ...],
     variant: str | None,
@@ -176,6 +182,7 @@ def match(
     as_json: bool,
     dask: str | None,
     quiet: bool,
+    verbose: bool = False,
     html_out: str | None = None,
     serve: Address | None = None,
 ) -> None:
@@ -207,7 +214,7 @@ def match(
     control = _time_control(tc, move_timeout, time_margin)
     _check_together(len(engines), sprt, dask, debug_log, affinity)
     live = None if serve is None else Live(serve)
-    shown = _Progress(games, quiet)
+    shown = _Progress(games, quiet, verbose)
     try:
         result = api.play_match(
             specs,
@@ -240,7 +247,7 @@ def match(
     except ReportError as exc:  # the results are still printed, then this
         shown.close()
         if exc.result is not None:  # None: interrupted, and the report of the games failed
-            _print_results(exc.result, as_json, games)
+            _print_results(exc.result, as_json, games, verbose)
         raise
     except OSError as exc:
         if isinstance(exc, RefereeError):
@@ -248,7 +255,7 @@ def match(
         raise _cannot_write(exc, record, shown) from None
     finally:  # a refusal (RefereeError) goes on to the group, which says it
         shown.close()
-    _print_results(result, as_json, games)
+    _print_results(result, as_json, games, verbose)
     if live is not None:
         live.stay()
 
@@ -293,11 +300,12 @@ class _Progress:
     """What the match shows on stderr as it plays: the line that says what is played, once
     the engines are checked (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    def __init__(self, games: int, quiet: bool) -> None:
+    def __init__(self, games: int, quiet: bool, verbose: bool = False) -> None:
         from referee.views.progress import Progress
 
         self.games = games
         self.quiet = quiet
+        self.verbose = verbose
         self.match: MatchStart | None = None
         self.played = 0
         self.bar = Progress(games, stream=sys.stderr, quiet=True)
@@ -320,10 +328,20 @@ class _Progress:
         assert self.match is not None, "on_start comes first"
         names = self.match.names
         self.played += 1
+        from referee.views.faults import fault_words, stderr_block
+
         text = "drawn" if game.winner is None else f"{names[game.winner]} wins"
-        if game.fault is not None:
-            text += f" ({names[game.engines[game.fault.player]]} forfeits: {game.fault.kind})"
-        self.bar.step(f"game {game.number}: {text}")
+        fault = game.fault
+        if fault is not None:
+            words = fault_words(fault.kind.value, fault.why)
+            text += f" ({names[game.engines[fault.player]]} forfeits: {words})"
+        line = f"game {game.number}: {text}"
+        if fault is None:
+            self.bar.step(line)
+            return
+        # A forfeit is shown on a terminal too, above the bar, and with -v the end of stderr.
+        below = stderr_block(fault.stderr) if self.verbose else []
+        self.bar.step(line, note=True, below=below)
 
     def close(self) -> None:
         self.bar.close()
@@ -347,11 +365,14 @@ def _warn(line: str) -> None:
     click.echo(line, err=True)
 
 
-def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
+def _print_results(
+    result: MatchResult, as_json: bool, games: int, verbose: bool = False
+) -> None:
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         return
     click.echo(result.table)
+    _print_forfeits(result, verbose)
     if result.sprt is not None:
         words = _sprt_words(result.sprt.state)
         click.echo(
@@ -360,6 +381,19 @@ def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
         )
     if result.stopped_early:
         click.echo(f"Stopped early after {len(result.games)} of {games} games.")
+
+
+def _print_forfeits(result: MatchResult, verbose: bool) -> None:
+    """Each forfeit under the result block: the game, the engine, the kind and why."""
+    from referee.views.faults import fault_lines
+
+    faults = [
+        (g.number, result.names[g.engines[g.fault.player]], g.fault)
+        for g in result.games
+        if g.fault is not None
+    ]
+    for line in fault_lines(faults, verbose):
+        click.echo(line)
 
 
 def _interrupted(

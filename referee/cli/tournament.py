@@ -328,12 +328,14 @@ class _Progress:
         self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
 
     def game(self, game: Scheduled, result: GameResult) -> None:
+        from referee.views.faults import fault_words
+
         assert self.run is not None, "on_start comes first"
         names = self.run.names
         players = " vs ".join(names[e] for e in game.seats)
         text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
         for f in result.faults:
-            text += f" ({names[f.engine]} forfeits: {f.kind})"
+            text += f" ({names[f.engine]} forfeits: {fault_words(f.kind, f.reason or f.detail)})"
         self.bar.step(f"game {game.game + 1}: {players}: {text}")
 
     def close(self) -> None:

@@ -366,20 +366,26 @@ class EnginePlayer:
                 detail = f"{what} after {elapsed:.2f}s ({decision})"
                 if ignored:
                     detail += f"; ignored lines: {_quote(ignored)}"
-                raise PlayerFault(FaultKind(kind), detail) from None
+                raise PlayerFault(
+                    FaultKind(kind), detail, _time_reason(kind, decision, elapsed, budget)
+                ) from None
             except EngineLineTooLong:
                 raise PlayerFault(
                     FaultKind.MALFORMED, f"a line longer than {self.line_limit} bytes"
                 ) from None
             except EngineError as exc:
-                raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+                raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
             move = _REPLIES.get(line)
             if move is not None:
                 break
             try:
                 move = proto.parse_reply(line)
             except proto.ProtocolError as exc:
-                raise PlayerFault(FaultKind.MALFORMED, f"{_quote([line])}: {exc}") from None
+                raise PlayerFault(
+                    FaultKind.MALFORMED,
+                    f"{_quote([line])}: {exc}",
+                    f"sent {_quote([line], 60)} ({exc})",
+                ) from None
             if move is not None:
                 if len(_REPLIES) >= _REPLIES_KEPT:
                     _REPLIES.clear()
@@ -389,9 +395,14 @@ class EnginePlayer:
             if len(ignored) < 3:
                 ignored.append(line)
             left = deadline - time.monotonic()
-        verdict = clock.spend(time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        verdict = clock.spend(elapsed)
         if verdict is not None:
-            raise PlayerFault(FaultKind(verdict), f"answered {move} too late")
+            raise PlayerFault(
+                FaultKind(verdict),
+                f"answered {move} too late",
+                f"answered {move} too late: {_time_reason(verdict, decision, elapsed, budget)}",
+            )
         return move
 
     def hand_over(self, player: int, entry: Entry) -> None:
@@ -438,12 +449,12 @@ class EnginePlayer:
             try:
                 self.process.read_line(min(self.startup_timeout, 1.0))
             except EngineExited as exited:
-                raise PlayerFault(FaultKind.CRASH, str(exited)) from None
+                raise PlayerFault(FaultKind.CRASH, str(exited), _crash_reason(exited)) from None
             except EngineError:
                 pass
-            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
         except EngineError as exc:
-            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
 
     def _read_until(self, deadline: float, waiting_for: str) -> proto.EngineMessage:
         """The next parsed engine line, or ``PlayerFault`` (startup) at the deadline."""
@@ -464,7 +475,9 @@ class EnginePlayer:
                 ) from None
             except EngineError as exc:
                 raise PlayerFault(
-                    FaultKind.CRASH, f"{_crash_text(exc)} while waiting for {waiting_for}"
+                    FaultKind.CRASH,
+                    f"{_crash_text(exc)} while waiting for {waiting_for}",
+                    f"{_crash_reason(exc)} while waiting for {waiting_for}",
                 ) from None
             try:
                 return proto.parse_engine_line(line)
@@ -493,5 +506,23 @@ def _crash_text(exc: EngineError) -> str:
     return f"{exc.reason}: {exc}"
 
 
-def _quote(lines: Sequence[str]) -> str:
-    return ", ".join(repr(line[:80] + ("..." if len(line) > 80 else "")) for line in lines)
+def _crash_reason(exc: EngineError) -> str:
+    """A crash in a few words: how the process ended (its stderr is added to the ruling once
+    the process is closed and all of it has arrived), or what failed."""
+    if isinstance(exc, EngineExited):
+        return exc.status or "exited"
+    if isinstance(exc, EngineBrokenPipe):
+        return "stopped reading its input"
+    if isinstance(exc, EngineTimeout):
+        return "did not read its input"
+    return exc.reason
+
+
+def _time_reason(kind: str, decision: Decision, elapsed: float, budget: float) -> str:
+    """Time used against the limit: ``"12.03s for a discard, limit 10.10s"``."""
+    limit = "game clock" if kind == "flag" else "limit"
+    return f"took {elapsed:.2f}s for its {decision} decision, {limit} {budget:.2f}s"
+
+
+def _quote(lines: Sequence[str], cut: int = 80) -> str:
+    return ", ".join(repr(line[:cut] + ("..." if len(line) > cut else "")) for line in lines)
