@@ -205,6 +205,11 @@ def match(
 
     if serve is not None:
         check_web()
+    from referee.engines.diagnose import quote_hint
+
+    unquoted = quote_hint(engines, "match")
+    if unquoted is not None:
+        raise click.UsageError(unquoted)
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value

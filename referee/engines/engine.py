@@ -197,6 +197,9 @@ class EnginePlayer:
         # its ``gin`` was sent.
         self._launched: float | None = None
         self._gin_sent = False
+        self.heard = False
+        """Whether the process last started wrote a line on its output (a start that ran
+        out of time without one most often means an engine that does not flush)."""
 
     @property
     def name(self) -> str:
@@ -271,6 +274,7 @@ class EnginePlayer:
             raise
 
     def _spawn(self) -> Transport:
+        self.heard = False
         try:
             return self.connect(
                 self.spec,
@@ -465,6 +469,7 @@ class EnginePlayer:
                 if left <= 0:
                     raise EngineTimeout("deadline", name=self.name)
                 line = self.process.read_line(left)
+                self.heard = True
             except EngineTimeout:
                 raise PlayerFault(
                     FaultKind.STARTUP, f"no {waiting_for} within {self.startup_timeout:g}s"
