@@ -29,7 +29,7 @@ PRESENTATION = {
     "as_json": "--json prints the result as JSON: MatchResult.to_json() and"
     " TournamentStandings.to_json() are the same figures",
     "quiet": "-q only silences the progress lines, which the on_start and on_game hooks feed",
-    "verbose": "-v only shows the stderr lines each GameOutcome.fault carries (Fault.stderr)",
+    "verbose": "-v only shows the stderr lines each fault carries (GameOutcome.fault.stderr)",
 }
 """Options that only shape what the command prints, with the reason each has no parameter."""
 

@@ -62,7 +62,7 @@ def test_the_minimal_bot_of_the_spec_passes() -> None:
 
 # (engine script, the check it must fail, words of the reason, every check that fails or None)
 BROKEN = [
-    ("no_ginok", "handshake", "no ginok within", set(NAMES)),
+    ("no_ginok", "handshake", "no ginok within", {"handshake"}),
     ("wrong_card", "discard", "is not in the player's hand", None),
     ("out_of_turn", "draw", "take is not allowed now", {
         "isready-in-play", "draw", "draw-stock-only", "stock-three", "hollywood", "advice"}),
@@ -88,7 +88,8 @@ def test_broken_engine_fails_the_named_check(
         command(script), "--move-timeout", "1", "--startup-timeout", startup
     )
     assert code == 1, output
-    assert list(lines) == NAMES, output
+    # An engine that does not complete its handshake stops the battery at its first line.
+    assert list(lines) == (["handshake"] if script == "no_ginok" else NAMES), output
     assert lines[name].startswith(f"FAIL {name}: ") and reason in lines[name], output
     if all_failed is not None:
         assert failed(lines) == all_failed, output

@@ -81,3 +81,21 @@ def test_json_keeps_the_last_stderr_lines() -> None:
     assert forfeit["stderr"][0] == "loading weights"
     assert forfeit["stderr"][-1] == "ValueError: no card to play\\x1b[2J"
     assert len(forfeit["stderr"]) <= 10
+
+
+def test_the_tournament_progress_line_says_why(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        'event = "cup"\ngames = 1\nseed = 1\nconcurrency = 1\noutput = "out"\n'
+        f'[[engines]]\nname = "Bad"\n'
+        f"command = {json.dumps([sys.executable, HOSTILE, 'not-held'])}\n"
+        '[[engines]]\nname = "Random"\ncommand = "random"\n'
+    )
+    result = CliRunner().invoke(cli, ["tournament", str(config), "--sandbox", "off", "-v"])
+    assert result.exit_code == 0, result.output
+    assert "    (nothing on its stderr)" in result.stderr  # -v: its stderr, empty here
+    assert re.search(
+        r"game 1: Bad vs Random: Random wins \(Bad forfeits: illegal, discard \w\w: \w\w is not"
+        r" in the player's hand\)",
+        result.stderr,
+    ), result.stderr

@@ -164,6 +164,12 @@ TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
 )
 @serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the last lines of an engine's stderr under each of its forfeits.",
+)
 def tournament(
     config: str | None,
     resume: str | None,
@@ -188,6 +194,7 @@ def tournament(
     affinity: bool | None,
     as_json: bool,
     quiet: bool,
+    verbose: bool,
     html_out: str | None = None,
     serve: Address | None = None,
 ) -> None:
@@ -226,7 +233,7 @@ def tournament(
         _verify(verify)
         return
     live = None if serve is None else Live(serve)
-    shown = _Progress(quiet)
+    shown = _Progress(quiet, verbose)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
     with _interrupts() as stopping:
@@ -312,10 +319,11 @@ class _Progress:
     """What the tournament shows on stderr as it plays: the line that says what is played,
     once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, verbose: bool = False) -> None:
         from referee.views.progress import Progress
 
         self.quiet = quiet
+        self.verbose = verbose
         self.run: api.TournamentStart | None = None
         self.bar = Progress(0, quiet=True)
 
@@ -328,15 +336,19 @@ class _Progress:
         self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
 
     def game(self, game: Scheduled, result: GameResult) -> None:
-        from referee.views.faults import fault_words
+        from referee.views.faults import fault_words, stderr_block
 
         assert self.run is not None, "on_start comes first"
         names = self.run.names
         players = " vs ".join(names[e] for e in game.seats)
         text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
+        below: list[str] = []
         for f in result.faults:
             text += f" ({names[f.engine]} forfeits: {fault_words(f.kind, f.reason or f.detail)})"
-        self.bar.step(f"game {game.game + 1}: {players}: {text}")
+            if self.verbose:
+                below += stderr_block(f.stderr)
+        # A forfeit is shown on a terminal too, above the bar.
+        self.bar.step(f"game {game.game + 1}: {players}: {text}", bool(result.faults), below)
 
     def close(self) -> None:
         self.bar.close()

@@ -134,6 +134,8 @@ class FaultRow:
     hand: int
     reason: str = field(default="", compare=False)
     """Why, in a few words, as the progress line shows it (not stored: the detail is)."""
+    stderr: tuple[str, ...] = field(default=(), compare=False)
+    """The last lines of the engine's stderr (``Fault.stderr``; not stored either)."""
 
 
 @dataclass(frozen=True, slots=True)

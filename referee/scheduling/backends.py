@@ -102,7 +102,7 @@ def result_of(
     if game.fault is not None:
         f = game.fault
         engine = job.lineup[f.player]
-        faults = (FaultRow(engine, f.player, f.kind.value, f.detail, f.hand, f.why),)
+        faults = (FaultRow(engine, f.player, f.kind.value, f.detail, f.hand, f.why, f.stderr),)
     return GameResult(
         game=job.index,
         winner=summary.winner,
