@@ -248,7 +248,7 @@ def match(
         )
     except api.MatchInterrupted as exc:
         shown.close()
-        _interrupted(exc.result, games, record, as_json)
+        _interrupted(exc.result, games, record, as_json, verbose)
     except ReportError as exc:  # the results are still printed, then this
         shown.close()
         if exc.result is not None:  # None: interrupted, and the report of the games failed
@@ -402,7 +402,11 @@ def _print_forfeits(result: MatchResult, verbose: bool) -> None:
 
 
 def _interrupted(
-    result: MatchResult | None, games: int, record: str | None, as_json: bool
+    result: MatchResult | None,
+    games: int,
+    record: str | None,
+    as_json: bool,
+    verbose: bool = False,
 ) -> NoReturn:
     """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
@@ -414,6 +418,7 @@ def _interrupted(
             click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         else:
             click.echo(result.table)
+            _print_forfeits(result, verbose)
         if record:
             click.echo(f"The finished games are kept in {record}.", err=True)
     raise click.exceptions.Exit(130)

@@ -178,11 +178,19 @@ def start_hint(
     return ""
 
 
+_RUNNERS = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|java|ruby|perl|php|lua|julia|Rscript"
+    r"|sh|bash|dash|zsh)"
+)
+"""Interpreters: a file named after one is its script, not an engine of its own."""
+
+
 def quote_hint(words: Sequence[str], command: str) -> str | None:
-    """For ``ginref check python3 bot.py``: the command split in several arguments, where a
-    program on PATH is followed by a file that exists. The message to show, or None."""
+    """For ``ginref check python3 bot.py``: the command split in several arguments, where an
+    interpreter (a program on PATH) is followed by a file that exists. The message to show,
+    or None."""
     for i, word in enumerate(words[:-1]):
-        if word in BUILTIN or os.sep in word or " " in word:
+        if word in BUILTIN or " " in word or not _RUNNERS.fullmatch(os.path.basename(word)):
             continue
         following = words[i + 1]
         if following in BUILTIN or shutil.which(word) is None:
