@@ -20,7 +20,7 @@ HOSTILE = str(Path(__file__).with_name("engines") / "hostile.py")
 CASES = {
     "traceback": ("crash", r"exited with code 1: ValueError: no card to play\\x1b\[2J"),
     "not-held": ("illegal", r"discard \w\w: \w\w is not in the player's hand"),
-    "hang-go": ("timeout", r"took \d+\.\d\ds for its \w+ decision, limit 1\.10s"),
+    "hang-go": ("timeout", r"took \d+\.\d\ds for its \w+ decision, limit 1s \(\+0\.1s margin\)"),
     "garbage": ("malformed", r"sent 'move' \(malformed move line: expected a move after 'move'"),
 }
 
@@ -99,3 +99,17 @@ def test_the_tournament_progress_line_says_why(tmp_path: Path) -> None:
         r" in the player's hand\)",
         result.stderr,
     ), result.stderr
+
+
+def test_a_flag_says_how_much_the_clock_had_left() -> None:
+    out, err = run("hang-go", "--tc", "0.5+0")
+    reason = r"flag, took \d+\.\d\ds for its \w+ decision, with 0\.50s left on its clock"
+    assert re.search(rf"hostile-hang-go forfeits: {reason} \(\+0\.1s margin\)\)", err), err
+    assert re.search(rf"game 1: hostile-hang-go forfeits: {reason}", out), out
+
+
+def test_a_crash_with_nothing_on_stderr_says_how_it_ended() -> None:
+    out, err = run("crash-mid", "-v")
+    assert "(hostile-crash-mid forfeits: crash, exited with code 7)" in err
+    assert "game 1: hostile-crash-mid forfeits: crash, exited with code 7\n" in out
+    assert "      (nothing on its stderr)" in out

@@ -370,9 +370,8 @@ class EnginePlayer:
                 detail = f"{what} after {elapsed:.2f}s ({decision})"
                 if ignored:
                     detail += f"; ignored lines: {_quote(ignored)}"
-                raise PlayerFault(
-                    FaultKind(kind), detail, _time_reason(kind, decision, elapsed, budget)
-                ) from None
+                why = _time_reason(kind, decision, elapsed, control, remaining)
+                raise PlayerFault(FaultKind(kind), detail, why) from None
             except EngineLineTooLong:
                 raise PlayerFault(
                     FaultKind.MALFORMED, f"a line longer than {self.line_limit} bytes"
@@ -402,10 +401,9 @@ class EnginePlayer:
         elapsed = time.monotonic() - started
         verdict = clock.spend(elapsed)
         if verdict is not None:
+            why = _time_reason(verdict, decision, elapsed, control, remaining)
             raise PlayerFault(
-                FaultKind(verdict),
-                f"answered {move} too late",
-                f"answered {move} too late: {_time_reason(verdict, decision, elapsed, budget)}",
+                FaultKind(verdict), f"answered {move} too late", f"answered {move} too late: {why}"
             )
         return move
 
@@ -523,10 +521,16 @@ def _crash_reason(exc: EngineError) -> str:
     return exc.reason
 
 
-def _time_reason(kind: str, decision: Decision, elapsed: float, budget: float) -> str:
-    """Time used against the limit: ``"12.03s for a discard, limit 10.10s"``."""
-    limit = "game clock" if kind == "flag" else "limit"
-    return f"took {elapsed:.2f}s for its {decision} decision, {limit} {budget:.2f}s"
+def _time_reason(
+    kind: str, decision: Decision, elapsed: float, control: TimeControl, left: float | None
+) -> str:
+    """Time used against the limit: ``"took 10.12s for its discard decision, limit 10s
+    (+0.1s margin)"``, or for a flag the time its clock had left."""
+    took = f"took {elapsed:.2f}s for its {decision} decision"
+    margin = f"(+{control.margin:g}s margin)"
+    if kind == "flag" and left is not None:
+        return f"{took}, with {max(left, 0.0):.2f}s left on its clock {margin}"
+    return f"{took}, limit {control.move:g}s {margin}"
 
 
 def _quote(lines: Sequence[str], cut: int = 80) -> str:
