@@ -50,7 +50,9 @@ def check(
 
     ENGINE is a built-in name (random, simple, expert, camper, js-simple, and openspiel:simple
     with the openspiel extra) or a command line in quotes. One line per check: PASS <name>, or
-    FAIL <name>: <what was wrong>. The exit code is 0 when every check passes, 1 otherwise.
+    FAIL <name>: <what was wrong>. An engine that does not start stops the battery at its
+    first check, with what to do about it. The exit code is 0 when every check passes, 1
+    otherwise.
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
