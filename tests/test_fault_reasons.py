@@ -83,7 +83,7 @@ def test_json_keeps_the_last_stderr_lines() -> None:
     assert len(forfeit["stderr"]) <= 10
 
 
-def test_the_tournament_progress_line_says_why(tmp_path: Path) -> None:
+def test_the_tournament_progress_line_and_summary_say_why(tmp_path: Path) -> None:
     config = tmp_path / "cup.toml"
     config.write_text(
         'event = "cup"\ngames = 1\nseed = 1\nconcurrency = 1\noutput = "out"\n'
@@ -99,6 +99,12 @@ def test_the_tournament_progress_line_says_why(tmp_path: Path) -> None:
         r" in the player's hand\)",
         result.stderr,
     ), result.stderr
+    # and the list under the standings
+    assert re.search(
+        r"Forfeits:\n  game 1: Bad forfeits: illegal, discard \w\w: \w\w is not in the player's"
+        r" hand\n      \(nothing on its stderr\)",
+        result.stdout,
+    ), result.stdout
 
 
 def test_a_flag_says_how_much_the_clock_had_left() -> None:

@@ -390,10 +390,10 @@ def _print_results(
 
 def _print_forfeits(result: MatchResult, verbose: bool) -> None:
     """Each forfeit under the result block: the game, the engine, the kind and why."""
-    from referee.views.faults import fault_lines
+    from referee.views.faults import Forfeit, fault_lines
 
     faults = [
-        (g.number, result.names[g.engines[g.fault.player]], g.fault)
+        Forfeit.of(g.number, result.names[g.engines[g.fault.player]], g.fault)
         for g in result.games
         if g.fault is not None
     ]

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from referee import api
     from referee.results.store import GameResult, Scheduled
     from referee.scheduling.standings import TournamentStandings
+    from referee.views.faults import Forfeit
     from referee.views.live import Address
 
 EXAMPLE = """\
@@ -286,7 +287,7 @@ def tournament(
         finally:
             shown.close()
     assert shown.run is not None, "a run that returns has started"
-    _results(shown.run, standings, as_json, lost, stopping.signum, failed)
+    _results(shown.run, standings, as_json, lost, stopping.signum, failed, shown)
     if live is not None:
         live.stay()
 
@@ -324,6 +325,7 @@ class _Progress:
 
         self.quiet = quiet
         self.verbose = verbose
+        self.forfeits: list[Forfeit] = []  # this run's, for the list under the standings
         self.run: api.TournamentStart | None = None
         self.bar = Progress(0, quiet=True)
 
@@ -336,7 +338,7 @@ class _Progress:
         self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
 
     def game(self, game: Scheduled, result: GameResult) -> None:
-        from referee.views.faults import fault_words, stderr_block
+        from referee.views.faults import Forfeit, fault_words, stderr_block
 
         assert self.run is not None, "on_start comes first"
         names = self.run.names
@@ -347,6 +349,9 @@ class _Progress:
             text += f" ({names[f.engine]} forfeits: {fault_words(f.kind, f.reason or f.detail)})"
             if self.verbose:
                 below += stderr_block(f.stderr)
+            self.forfeits.append(
+                Forfeit(game.game + 1, names[f.engine], f.kind, f.reason or f.detail, f.stderr)
+            )
         # A forfeit is shown on a terminal too, above the bar.
         self.bar.step(f"game {game.game + 1}: {players}: {text}", bool(result.faults), below)
 
@@ -400,9 +405,13 @@ def _results(
     lost: bool,
     signum: int | None,
     failed: RefereeError | None,
+    shown: _Progress | None = None,
 ) -> None:
-    """The standings of the games stored, then the exit: 130 after Ctrl-C, 1 when a report
-    could not be written or games are left to play."""
+    """The standings of the games stored, and the forfeits of this run's games, then the
+    exit: 130 after Ctrl-C, 1 when a report could not be written or games are left to
+    play."""
+    from referee.views.faults import fault_lines
+
     cfg, directory = start.config, start.directory
     done, total = standings.played, standings.scheduled
     interrupted = signum is not None and done < total
@@ -430,6 +439,10 @@ def _results(
         click.echo("")
         for line in standings.lines():
             click.echo(line)
+        if shown is not None:
+            title = "Forfeits in this run:" if start.resumed else "Forfeits:"
+            for line in fault_lines(shown.forfeits, shown.verbose, title):
+                click.echo(line)
     if failed is not None:
         if not interrupted:
             raise click.ClickException(str(failed))

@@ -10,12 +10,12 @@ here, since an engine chose them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ginproto.table import Fault
 from ginproto.text import REASON_LIMIT, printable
 
-__all__ = ["FAULTS_SHOWN", "fault_json", "fault_lines", "fault_words", "stderr_block"]
+__all__ = ["FAULTS_SHOWN", "Forfeit", "fault_json", "fault_lines", "fault_words", "stderr_block"]
 
 FAULTS_SHOWN: Final = 20
 """Forfeits listed under a result block; ``--json`` lists them all."""
@@ -48,20 +48,35 @@ def fault_json(number: int, engine: int, name: str, fault: Fault) -> dict[str, A
     }
 
 
+class Forfeit(NamedTuple):
+    """One forfeit to list: the game's number, the engine's name, the fault's kind, why,
+    and the end of the engine's stderr."""
+
+    game: int
+    name: str
+    kind: str
+    reason: str
+    stderr: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, game: int, name: str, fault: Fault) -> Forfeit:
+        return cls(game, name, fault.kind.value, fault.why, fault.stderr)
+
+
 def fault_lines(
-    faults: Sequence[tuple[int, str, Fault]], verbose: bool = False
+    faults: Sequence[Forfeit], verbose: bool = False, title: str = "Forfeits:"
 ) -> list[str]:
-    """The forfeits of a run under its result block: ``game N: NAME, KIND, REASON``, the
-    first `FAULTS_SHOWN` of them; with ``verbose`` each with the end of the engine's
-    stderr. Nothing when there were none."""
+    """The forfeits of a run under its result block: ``game N: NAME forfeits: KIND,
+    REASON``, the first `FAULTS_SHOWN` of them; with ``verbose`` each with the end of the
+    engine's stderr. Nothing when there were none."""
     if not faults:
         return []
-    out = ["", "Forfeits:"]
-    for number, name, fault in faults[:FAULTS_SHOWN]:
-        words = fault_words(fault.kind.value, fault.why)
-        out.append(f"  game {number}: {name} forfeits: {words}")
+    out = ["", title]
+    for forfeit in faults[:FAULTS_SHOWN]:
+        words = fault_words(forfeit.kind, forfeit.reason)
+        out.append(f"  game {forfeit.game}: {printable(forfeit.name)} forfeits: {words}")
         if verbose:
-            out += stderr_block(fault.stderr, "      ")
+            out += stderr_block(forfeit.stderr, "      ")
     left = len(faults) - FAULTS_SHOWN
     if left > 0:
         out.append(f"  ... and {left} more (--json lists every one)")
