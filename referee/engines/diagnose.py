@@ -157,7 +157,7 @@ def start_hint(
     imported = _IMPORT_ERROR.search(stderr)
     if imported is not None:
         ran = _interpreter(argv, cwd, path)
-        if ran is not None:
+        if ran is not None and re.match(r"(python|pypy)", os.path.basename(ran[0])):
             interpreter, script = ran
             # A virtual environment's python is a link to the system's: compared by folder.
             same = os.path.dirname(os.path.abspath(sys.executable)) == os.path.dirname(
