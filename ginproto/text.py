@@ -13,13 +13,31 @@ it is, and ``printable`` of its own result changes nothing.
 The limits below are the referee's: ``ID_LIMIT`` for what an engine says of itself in the
 handshake (names, versions, option names and values), ``DETAIL_LIMIT`` for a fault's reason
 and ``LOG_LIMIT`` for a line in a log.
+
+What a user names (an engine's name, a seed, an event, in a tournament's config or on the
+command line) is not cut but refused past its limit (``NAME_LIMIT``, ``SEED_LIMIT``,
+``EVENT_LIMIT``; `too_long` says so), and taken in Unicode's NFC form (`nfc`): two names
+typed differently but shown the same (``é`` as one character, or as ``e`` and a combining
+accent) are the same name, and the same seed.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Final
 
-__all__ = ["DETAIL_LIMIT", "ID_LIMIT", "LOG_LIMIT", "REASON_LIMIT", "printable"]
+__all__ = [
+    "DETAIL_LIMIT",
+    "EVENT_LIMIT",
+    "ID_LIMIT",
+    "LOG_LIMIT",
+    "NAME_LIMIT",
+    "REASON_LIMIT",
+    "SEED_LIMIT",
+    "nfc",
+    "printable",
+    "too_long",
+]
 
 ID_LIMIT: Final = 100
 """Characters kept of an engine's ``id`` text, option names and option values."""
@@ -33,6 +51,28 @@ standard error shown with it."""
 
 LOG_LIMIT: Final = 2000
 """Characters kept of one protocol line in a log."""
+
+NAME_LIMIT: Final = 64
+"""The longest engine name a user may give (in a config, or ``--name``)."""
+
+SEED_LIMIT: Final = 256
+"""The longest seed a user may give, as digits or text: room for a passphrase, and for any
+whole number of 128 bits and more (a random seed has 39 digits)."""
+
+EVENT_LIMIT: Final = 200
+"""The longest event name a user may give."""
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode's NFC form: composed, as it is typed and shown."""
+    return unicodedata.normalize("NFC", text)
+
+
+def too_long(text: str, limit: int, what: str) -> str | None:
+    """Why ``text`` is refused as ``what`` (``"the name"``), or None when it fits ``limit``."""
+    if len(text) <= limit:
+        return None
+    return f"{what} is {len(text)} characters long; at most {limit} are allowed"
 
 
 def _escape(ch: str) -> str:

@@ -16,7 +16,11 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")
         raise SystemExit(130) from None
-    run()
+    try:
+        run()
+    except KeyboardInterrupt:  # one that came as the command ended
+        sys.stderr.write("\nInterrupted.\n")
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
+from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, too_long
 from referee.defaults import FOLDER_FILES
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl
 from referee.engines.engine import EngineSpec
@@ -67,7 +68,13 @@ from referee.engines.preflight import preflight
 from referee.engines.sandbox import Limits, SandboxMode, start_warnings
 from referee.errors import CannotServe, OutputError, ReportError
 from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
-from referee.scheduling.config import ConfigError, TournamentConfig, build_config, load_config
+from referee.scheduling.config import (
+    ConfigError,
+    TournamentConfig,
+    build_config,
+    check_size,
+    load_config,
+)
 from referee.scheduling.match import (
     JobRunner,
     MatchConfig,
@@ -361,7 +368,11 @@ def play_match(
                 engines=specs,
                 rules=the_rules,
                 games=games,
-                seed=random_seed() if seed is None else seed,
+                seed=random_seed()
+                if seed is None
+                else _user_text(seed, SEED_LIMIT, "the seed")
+                if isinstance(seed, str)
+                else seed,
                 control=control,
                 duplicate=duplicate,
                 concurrency=concurrency,
@@ -473,17 +484,20 @@ def _play_match(
         raise MatchInterrupted(None) from None
     public = _match_result(config, display, result, outcomes)
     failed: ReportError | None = None
-    if html is not None:
-        try:
-            _match_report(records, html, display, config)
-        except ReportError as exc:
-            failed = ReportError(str(exc), public)
-    if page is not None:
-        page.over(
-            f"stopped early after {result.played} of {config.games} games"
-            if result.stopped_early
-            else f"complete: {result.played} of {config.games} games"
-        )
+    try:  # Ctrl-C once the games are over: the result of every game, at once
+        if html is not None:
+            try:
+                _match_report(records, html, display, config)
+            except ReportError as exc:
+                failed = ReportError(str(exc), public)
+        if page is not None:
+            page.over(
+                f"stopped early after {result.played} of {config.games} games"
+                if result.stopped_early
+                else f"complete: {result.played} of {config.games} games"
+            )
+    except KeyboardInterrupt:
+        raise MatchInterrupted(public) from None
     if failed is not None:
         raise failed
     return public
@@ -694,7 +708,7 @@ def _tournament_config(
     elif config is None:
         if stored is None:
             raise ValueError("give a config, or resume= the folder of a stored tournament")
-        cfg = build_config(stored, None, f"{directory}: ", overrides)
+        cfg = build_config(stored, None, f"{directory}: ", overrides, stored=True)
     else:
         cfg = build_config(config, None, "", overrides)
     from_config = directory is None
@@ -711,6 +725,8 @@ def _tournament_config(
             raise OutputError(f"cannot use the config's output: {exc}") from None
     if cfg.seed is None:
         cfg = replace(cfg, seed=stored["seed"] if stored else random_seed())
+    if not resuming:  # counted before any engine starts (a file's was, as it was read)
+        check_size(cfg)
     return cfg, directory, source
 
 
@@ -800,9 +816,18 @@ def _specs(
         if variables:
             spec = replace(spec, env=spec.env + tuple((k, str(v)) for k, v in variables.items()))
         if name is not None:
-            spec = replace(spec, name=name)
+            spec = replace(spec, name=_user_text(name, NAME_LIMIT, "the name"))
         specs.append(spec)
     return tuple(specs)
+
+
+def _user_text(text: str, limit: int, what: str) -> str:
+    """A name or seed given by the caller, in NFC form; ``ValueError`` past ``limit``."""
+    text = nfc(text)
+    why = too_long(text, limit, what)
+    if why is not None:
+        raise ValueError(why)
+    return text
 
 
 def _engine_limits(

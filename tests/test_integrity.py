@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from helpers import sql
@@ -172,7 +173,9 @@ def test_seeds_given_by_the_user_still_work() -> None:
     assert seed_value(str(1 << 127)) == 1 << 127
     assert seed_value("spring cup") == "spring cup"
     assert seed_value("²") == "²"  # a digit to str.isdigit, but not to int()
-    assert seed_value("9" * 5000) == "9" * 5000  # beyond int()'s digit limit: text
+    assert seed_value("9" * 256) == int("9" * 256)
+    with pytest.raises(click.BadParameter, match="at most 256"):  # a seed has 256 at most
+        seed_value("9" * 5000)
 
 
 @pytest.mark.parametrize("seed", [str((1 << 127) + 3), "spring cup"])

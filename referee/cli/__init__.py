@@ -14,6 +14,7 @@ import importlib
 import io
 import logging
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -140,6 +141,14 @@ def main() -> None:
         os.close(devnull)
         sys.stderr.write(f"Error: cannot write the standard output: {exc.strerror or exc}\n")
         raise SystemExit(1) from None
+    except KeyboardInterrupt:  # as the output was flushed
+        sys.stderr.write("\nInterrupted.\n")
+        code = 130
+    sys.stderr.flush()
+    # Everything is written: from here on, a Ctrl-C ends the process by its default action
+    # (a shell says 130), not by a KeyboardInterrupt that the interpreter's exit would report
+    # as an ignored exception, or never look at.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     raise SystemExit(code)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ginproto.rules import Variant
+from referee.cli.interrupts import interrupts
 from referee.cli.options import (
     OUTPUT_FILE,
     OUTPUT_FOLDER,
@@ -26,7 +27,7 @@ from referee.cli.options import (
     sandbox_options,
     timeout_options,
 )
-from referee.cli.serve import Live, check_web, serve_option
+from referee.cli.serve import Live, check_serve, serve_option
 from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
@@ -185,6 +186,7 @@ def match(
     verbose: bool = False,
     html_out: str | None = None,
     serve: Address | None = None,
+    serve_for: float | None = None,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
@@ -198,13 +200,15 @@ def match(
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
 
-    --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/).
+    --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/), and keeps the
+    page up after the last game until Ctrl-C, or for --serve-for SECONDS (0: the command
+    ends with the match). Ctrl-C once the last game has ended ends the command at once
+    (exit 130).
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
     from referee import api
 
-    if serve is not None:
-        check_web()
+    check_serve(serve, serve_for)
     from referee.engines.diagnose import quote_hint
 
     unquoted = quote_hint(engines, "match")
@@ -220,49 +224,56 @@ def match(
     _check_together(len(engines), sprt, dask, debug_log, affinity)
     live = None if serve is None else Live(serve)
     shown = _Progress(games, quiet, verbose)
-    try:
-        result = api.play_match(
-            specs,
-            rules=rules,
-            games=games,
-            seed=parse_seed(seed),
-            concurrency=concurrency,
-            duplicate=duplicate,
-            record=record,
-            tc=control,
-            startup_timeout=startup_timeout,
-            sprt=sprt,
-            sandbox=mode,
-            limits=engine_limit,
-            network=network,
-            read=readable,
-            affinity=affinity,
-            debug_log=debug_log,
-            stderr_dir=stderr_dir,
-            dask=dask,
-            html=html_out,
-            serve=None if live is None else live.page,
-            on_start=shown.start,
-            on_game=shown.game,
-            on_warning=_warn,
-        )
-    except api.MatchInterrupted as exc:
-        shown.close()
-        _interrupted(exc.result, games, record, as_json, verbose)
-    except ReportError as exc:  # the results are still printed, then this
-        shown.close()
-        if exc.result is not None:  # None: interrupted, and the report of the games failed
-            _print_results(exc.result, as_json, games, verbose)
-        raise
-    except OSError as exc:
-        if isinstance(exc, RefereeError):
+    # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
+    # between the games, the results and the live page that stays up.
+    with interrupts(defer_first=False) as signals:
+        try:
+            result = api.play_match(
+                specs,
+                rules=rules,
+                games=games,
+                seed=parse_seed(seed),
+                concurrency=concurrency,
+                duplicate=duplicate,
+                record=record,
+                tc=control,
+                startup_timeout=startup_timeout,
+                sprt=sprt,
+                sandbox=mode,
+                limits=engine_limit,
+                network=network,
+                read=readable,
+                affinity=affinity,
+                debug_log=debug_log,
+                stderr_dir=stderr_dir,
+                dask=dask,
+                html=html_out,
+                serve=None if live is None else live.page,
+                on_start=shown.start,
+                on_game=shown.game,
+                on_warning=_warn,
+            )
+        except api.MatchInterrupted as exc:
+            shown.close()
+            _interrupted(exc.result, games, record, as_json, verbose)
+        except ReportError as exc:  # the results are still printed, then this
+            shown.close()
+            if exc.result is not None:  # None: interrupted, and the report of the games failed
+                _print_results(exc.result, as_json, games, verbose)
             raise
-        raise _cannot_write(exc, record, shown) from None
-    finally:  # a refusal (RefereeError) goes on to the group, which says it
-        shown.close()
-    _print_results(result, as_json, games, verbose)
-    if live is not None:
-        live.stay()
+        except OSError as exc:
+            if isinstance(exc, RefereeError):
+                raise
+            raise _cannot_write(exc, record, shown) from None
+        finally:  # a refusal (RefereeError) goes on to the group, which says it
+            shown.close()
+        signals.over()
+        _print_results(result, as_json, games, verbose)
+        if signals.signum is not None:  # the games were over, then Ctrl-C
+            click.echo("Interrupted after the last game.", err=True)
+            raise click.exceptions.Exit(128 + signals.signum)
+        if live is not None:
+            live.stay(signals, serve_for)
 
 
 def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:

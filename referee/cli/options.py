@@ -159,14 +159,19 @@ def rule_items(items: Sequence[str]) -> dict[str, str]:
 def seed_value(text: str) -> int | str:
     """A ``--seed``: a whole number, or any other text, which seeds just as well; not empty,
     which would deal the same cards to everyone who left the value out by mistake."""
+    from ginproto.text import SEED_LIMIT, nfc, too_long
+
     if not text.strip():
         raise click.BadParameter(
             "must not be empty: an empty seed deals the same cards every time; leave --seed"
             " out for a random one",
             param_hint="--seed",
         )
-    # Python refuses to convert more than 4300 digits; such a seed seeds as text instead.
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 4000 else text
+    text = nfc(text)  # the same seed however its accents were typed
+    why = too_long(text, SEED_LIMIT, "the seed")
+    if why is not None:
+        raise click.BadParameter(why, param_hint="--seed")
+    return int(text) if text.isascii() and text.isdigit() else text
 
 
 def dask_option(help_text: str) -> Callable[[F], F]:
@@ -364,6 +369,7 @@ def parse_engines(
 ) -> tuple[EngineSpec, ...]:
     """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
     ``--env [N:]NAME=VALUE``."""
+    from ginproto.text import NAME_LIMIT, nfc, too_long
     from referee.engines.engine import EngineSpec, EngineSpecError
 
     per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
@@ -387,6 +393,10 @@ def parse_engines(
             raise click.BadParameter(
                 f"expected N=NAME with N from 1, not {item!r}", param_hint="--name"
             )
+        name = nfc(name)
+        why = too_long(name, NAME_LIMIT, "the name")
+        if why is not None:
+            raise click.BadParameter(f"{why} (engine {index})", param_hint="--name")
         overrides[int(index) - 1] = name
     specs = []
     for i, text in enumerate(engines):

@@ -11,15 +11,13 @@ import json
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from ginproto.rules import Variant
+from referee.cli.interrupts import interrupts
 from referee.cli.options import (
     OUTPUT_FILE,
     OUTPUT_FOLDER,
@@ -34,7 +32,7 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
-from referee.cli.serve import Live, check_web, serve_option
+from referee.cli.serve import Live, check_serve, serve_option
 from referee.cluster.address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
 from referee.errors import RefereeError, ReportError
@@ -198,6 +196,7 @@ def tournament(
     verbose: bool,
     html_out: str | None = None,
     serve: Address | None = None,
+    serve_for: float | None = None,
 ) -> None:
     """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
 
@@ -211,7 +210,8 @@ def tournament(
 
     Options given on the command line override the file. The first Ctrl-C lets the games in
     progress finish; a second one stops at once (those games are played again on resume).
-    Either way the standings of the games stored are printed, and the exit code is 130.
+    Either way the standings of the games stored are printed, and the exit code is 130. A
+    Ctrl-C once the last game has ended ends the command at once, also with 130.
 
     --verify DIR re-runs every stored game's record through the rules and checks that the
     store's result is the one it gives (a resume checks the same, and refuses a store that
@@ -221,7 +221,8 @@ def tournament(
 
     --serve PORT shows the run live in a browser (http://127.0.0.1:PORT/): the progress, the
     standings, the games in progress as a spectator sees them, and every finished game in
-    the replay viewer.
+    the replay viewer. The page stays up after the last game until Ctrl-C, or for
+    --serve-for SECONDS (0: the command ends with the run, as it does without --serve).
     """
     import sqlite3
 
@@ -229,15 +230,17 @@ def tournament(
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError
 
-    _check_folders(config, resume, output, verify, serve)
+    _check_folders(config, resume, output, verify, serve, serve_for)
     if verify is not None:
         _verify(verify)
         return
     live = None if serve is None else Live(serve)
-    shown = _Progress(quiet, verbose)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
-    with _interrupts() as stopping:
+    # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
+    # between the games, the results and the live page that stays up.
+    with interrupts(defer_first=True) as signals:
+        shown = _Progress(quiet, on_last=signals.over, verbose=verbose)
         try:
             standings = api.play_tournament(
                 config,
@@ -266,7 +269,7 @@ def tournament(
                 on_start=shown.start,
                 on_game=shown.game,
                 on_warning=_warn,
-                stop=stopping,
+                stop=signals,
             )
         except api.TournamentInterrupted as exc:
             standings, failed, lost = exc.standings, exc.report_error, True
@@ -286,10 +289,16 @@ def tournament(
             raise click.ClickException(str(exc)) from None
         finally:
             shown.close()
-    assert shown.run is not None, "a run that returns has started"
-    _results(shown.run, standings, as_json, lost, stopping.signum, failed, shown)
-    if live is not None:
-        live.stay()
+        signals.over()
+        assert shown.run is not None, "a run that returns has started"
+        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown)
+        if signals.signum is not None:  # the games were all played, then Ctrl-C
+            click.echo(
+                f"Interrupted; the tournament is complete ({standings.played} games).", err=True
+            )
+            raise click.exceptions.Exit(128 + signals.signum)
+        if live is not None:
+            live.stay(signals, serve_for)
 
 
 def _check_folders(
@@ -298,15 +307,15 @@ def _check_folders(
     output: str | None,
     verify: str | None,
     serve: Address | None,
+    serve_for: float | None,
 ) -> None:
     """Refuse (exit 2) an empty folder, or options that do not go together."""
     for hint, folder in (("--verify", verify), ("--resume", resume), ("--output", output)):
         if folder is not None and not folder.strip():
             raise click.BadParameter("must name a folder, not be empty", param_hint=hint)
-    if serve is not None:
-        if verify is not None:
-            raise click.UsageError("--serve shows a run live: it does not go with --verify")
-        check_web()
+    if serve is not None and verify is not None:
+        raise click.UsageError("--serve shows a run live: it does not go with --verify")
+    check_serve(serve, serve_for)
     if verify is not None:
         if config is not None or resume is not None:
             raise click.UsageError(
@@ -320,10 +329,14 @@ class _Progress:
     """What the tournament shows on stderr as it plays: the line that says what is played,
     once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    def __init__(self, quiet: bool, verbose: bool = False) -> None:
+    def __init__(
+        self, quiet: bool, on_last: Callable[[], None] = lambda: None, verbose: bool = False
+    ) -> None:
         from referee.views.progress import Progress
 
         self.quiet = quiet
+        self.on_last = on_last
+        self.left = 0
         self.verbose = verbose
         self.forfeits: list[Forfeit] = []  # this run's, for the list under the standings
         self.run: api.TournamentStart | None = None
@@ -333,6 +346,7 @@ class _Progress:
         from referee.views.progress import Progress
 
         self.run = start
+        self.left = start.scheduled - start.played
         if not self.quiet:
             _announce(start)
         self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
@@ -354,6 +368,9 @@ class _Progress:
             )
         # A forfeit is shown on a terminal too, above the bar.
         self.bar.step(f"game {game.game + 1}: {players}: {text}", bool(result.faults), below)
+        self.left -= 1
+        if self.left == 0:  # the last game has ended
+            self.on_last()
 
     def close(self) -> None:
         self.bar.close()
@@ -490,53 +507,3 @@ def _interrupted(
         err=True,
     )
     raise click.exceptions.Exit(128 + (signum or signal.SIGINT))
-
-
-class _Stopping(threading.Event):
-    """Set by the first SIGINT or SIGTERM of the games; ``signum`` is the first one received.
-    Called, it is the run's ``stop`` hook, first asked as the games begin: until then a signal
-    does what it did before (Ctrl-C while the engines are checked, say, stops the command at
-    once)."""
-
-    signum: int | None = None
-    games_begun: bool = False
-
-    def __call__(self) -> bool:
-        self.games_begun = True
-        return self.is_set()
-
-
-@contextmanager
-def _interrupts() -> Iterator[_Stopping]:
-    """Once the games have begun, the first SIGINT or SIGTERM sets the event (no new game
-    starts); a second one raises ``KeyboardInterrupt``. Handlers are installed only in the
-    main thread."""
-    stopping = _Stopping()
-    if threading.current_thread() is not threading.main_thread():
-        yield stopping
-        return
-    previous: dict[int, Any] = {}
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if not stopping.games_begun:
-            before = previous[signum]
-            if callable(before):
-                before(signum, frame)
-            elif before != signal.SIG_IGN:
-                signal.signal(signum, before)
-                signal.raise_signal(signum)
-            return
-        if stopping.is_set():
-            raise KeyboardInterrupt
-        stopping.signum = signum
-        stopping.set()
-        sys.stderr.write(
-            "\nStopping after the games in progress (interrupt again to stop at once)...\n"
-        )
-
-    previous.update({s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)})
-    try:
-        yield stopping
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)

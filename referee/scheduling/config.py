@@ -29,6 +29,7 @@ from typing import Any, Final
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
+from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
@@ -312,12 +313,15 @@ def load_config(
 
 def check_size(config: TournamentConfig, where: str = "") -> None:
     """`ConfigError` for a tournament too large to store: its plan is made on demand, but its
-    store lists every game from the start, so a count such as 10**12 would fill the disk."""
-    groups = len(pairings(config.format, len(config.engines), config.rules.players))
-    if config.games * groups > MAX_GAMES:
+    store lists every game from the start, so a count such as 10**12 would fill the disk.
+    The games are counted (`pairing_count`), never listed: 700 engines of the three-handed
+    game make 56.9 million pairings, which would take gigabytes only to be refused."""
+    groups = pairing_count(config.format, len(config.engines), config.rules.players)
+    total = game_count(config)
+    if total > MAX_GAMES:
         raise ConfigError(
             f"{where}games = {config.games} per pairing, over {groups} pairing"
-            f"{'' if groups == 1 else 's'}, makes {config.games * groups} games: a tournament"
+            f"{'' if groups == 1 else 's'}, makes {total} games: a tournament"
             f" holds at most {MAX_GAMES}, since its store lists every game from the start"
         )
 
@@ -328,6 +332,7 @@ def build_config(
     where: str = "",
     overrides: Mapping[str, Any] | None = None,
     find_engines: bool = True,
+    stored: bool = False,
 ) -> TournamentConfig:
     """Check a config table (a TOML file's, or stored settings) and build the config.
 
@@ -335,7 +340,9 @@ def build_config(
     as they are (relative to the current directory). A missing ``seed`` is left as ``None`` in
     the returned config's ``seed``, for the caller to fill (a new random seed, or the stored
     one on resume). ``find_engines=False`` does not look for the engines' programs (to read a
-    stored tournament's schedule on a machine without them).
+    stored tournament's schedule on a machine without them). Names, seeds and the event are
+    taken in NFC form and refused past their limits (``ginproto.text``), except, with
+    ``stored=True``, those of the table: a store's settings are used as they were stored.
     """
     base = base or Path.cwd()
     _check_keys(table, _TOP_KEYS, where)
@@ -385,8 +392,20 @@ def build_config(
             f"{where}seed must not be empty: an empty seed deals the same cards every time;"
             " leave it out for a random one"
         )
-    if isinstance(seed, str) and seed.isdigit():
+    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
+        return not stored or key in (overrides or {})
+
+    if isinstance(seed, str) and given("seed"):
+        seed = nfc(seed)
+        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
+            raise ConfigError(f"{where}{why}")
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
         seed = int(seed)
+    event = merged.get("event", DEFAULT_EVENT)
+    if isinstance(event, str) and given("event"):
+        event = nfc(event)
+        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
+            raise ConfigError(f"{where}{why}")
     tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
     move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
     startup_timeout = _positive(merged.get("startup_timeout", 10.0), f"{where}startup_timeout")
@@ -427,7 +446,9 @@ def build_config(
 
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
-    engines = _engines(raw_engines, base, where, find=find_engines and dask is None)
+    engines = _engines(
+        raw_engines, base, where, find=find_engines and dask is None, user=given("engines")
+    )
     if len(engines) < rules.players:
         raise ConfigError(
             f"{where}a {fmt} of {rules.variant} needs at least {rules.players} engines"
@@ -442,7 +463,7 @@ def build_config(
         duplicate=duplicate,
         tc=tc,
         move_timeout=move_timeout,
-        event=merged.get("event", DEFAULT_EVENT),
+        event=event,
         concurrency=concurrency,
         startup_timeout=startup_timeout,
         output=output,
@@ -479,11 +500,16 @@ def _positive(value: float, where: str) -> float:
 
 
 def _engines(
-    raw: Sequence[Mapping[str, Any]], base: Path, where: str, find: bool = True
+    raw: Sequence[Mapping[str, Any]],
+    base: Path,
+    where: str,
+    find: bool = True,
+    user: bool = True,
 ) -> tuple[EngineEntry, ...]:
     entries: list[dict[str, Any]] = []
     for n, table in enumerate(raw, 1):
-        at = f"{where}engines[{n}] ({table.get('name') or table.get('command') or '?'}): "
+        shown = table.get("name") or table.get("command") or "?"
+        at = f"{where}engines[{n}] ({printable(str(shown), 40)}): "
         _check_keys(table, _ENGINE_KEYS, at)
         if "command" not in table:
             raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
@@ -527,9 +553,14 @@ def _engines(
             if not key or "=" in key or "\0" in key or "\0" in text:
                 raise ConfigError(f"{at}env.{key}: not a usable environment variable")
             env.append((key, text))
+        name = table.get("name")
+        if isinstance(name, str) and user:  # a stored name is as it was stored
+            name = nfc(name)
+            if (why := too_long(name, NAME_LIMIT, "name")) is not None:
+                raise ConfigError(f"{at}{why}")
         entries.append(
             {
-                "name": table.get("name"),
+                "name": name,
                 "command": command,
                 "cwd": cwd,
                 "options": tuple(sorted(options)),
@@ -548,7 +579,7 @@ def _engines(
         if name is not None:
             if not name.strip():
                 raise ConfigError(f"{where}engines[{n}]: name is empty")
-            if name in explicit:
+            if name in explicit:  # the same after NFC: the same name
                 raise ConfigError(
                     f"{where}engines[{explicit[name]}] and engines[{n}] are both named"
                     f" {name!r}; names must differ"
@@ -655,6 +686,20 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return shlex.join(map(str, value))
     return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
+def pairing_count(fmt: str, engines: int, players: int) -> int:
+    """How many pairings `pairings` makes, by arithmetic: nothing is listed."""
+    if fmt == "round-robin":
+        return math.comb(engines, players)
+    if fmt == "gauntlet":
+        return math.comb(engines - 1, players - 1) if engines > 0 else 0
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def game_count(config: TournamentConfig) -> int:
+    """How many games the tournament schedules: its games per pairing for each pairing."""
+    return config.games * pairing_count(config.format, len(config.engines), config.rules.players)
+
 
 def pairings(fmt: str, engines: int, players: int) -> list[tuple[int, ...]]:
     """The groups of engines that meet: every group (round-robin), or the first engine with

@@ -118,7 +118,9 @@ def verify_tournament(store: Store) -> StoreReport:
     from referee.results.integrity import verify_store  # it derives results as this module does
 
     try:
-        config = build_config(store.settings, None, f"{store.path}: ", find_engines=False)
+        config = build_config(
+            store.settings, None, f"{store.path}: ", find_engines=False, stored=True
+        )
     except ConfigError as exc:
         raise StoreError(f"cannot check the schedule, the settings are not usable: {exc}") from None
     return verify_store(store, plan(config).games)
@@ -127,7 +129,7 @@ def verify_tournament(store: Store) -> StoreReport:
 def stored_config(store: Store, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
     """The config of a stored tournament, with ``overrides`` (the command line's) on top."""
     table = {**store.settings, **store.run_options}
-    config = build_config(table, None, f"{store.path}: ", overrides)
+    config = build_config(table, None, f"{store.path}: ", overrides, stored=True)
     if config.seed is None:  # pragma: no cover - the store always holds one
         raise StoreError(f"{store.path}: no seed in the stored settings")
     return config
