@@ -25,7 +25,7 @@ from ginproto.game import Entry, Game, GameView, Roles, draw_roles
 from ginproto.hand import IllegalMoveError, Phase, Turn
 from ginproto.moves import Move
 from ginproto.rules import Rules
-from ginproto.text import DETAIL_LIMIT, printable
+from ginproto.text import DETAIL_LIMIT, REASON_LIMIT, printable
 
 
 class Decision(enum.Enum):
@@ -58,10 +58,12 @@ class FaultKind(enum.Enum):
 class PlayerFault(Exception):
     """Raised by a player when it cannot give a valid answer; the table rules on it."""
 
-    def __init__(self, kind: FaultKind, detail: str) -> None:
+    def __init__(self, kind: FaultKind, detail: str, reason: str = "") -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+        self.reason = reason or detail
+        """Why, in a few words, for a progress line (the detail is the whole story)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,17 @@ class Fault:
     kind: FaultKind
     detail: str
     hand: int  # the hand number in which it happened (0: before the first deal)
+    reason: str = field(default="", compare=False)
+    """Why, in a few words, for a progress line or a result block (printable, bounded);
+    empty: the detail says it."""
+    stderr: tuple[str, ...] = field(default=(), compare=False)
+    """The last lines the engine wrote to its standard error, each printable and bounded
+    (filled in by the referee that ran it; empty for a player that is no process)."""
+
+    @property
+    def why(self) -> str:
+        """The reason, or the detail when there is no shorter one."""
+        return self.reason or self.detail
 
 
 class Player(Protocol):
@@ -145,9 +158,10 @@ def hand_deck(seed: int | str, key: int, number: int) -> tuple[Card, ...]:
 
 
 class _Forfeit(Exception):
-    def __init__(self, player: int, kind: FaultKind, detail: str) -> None:
+    def __init__(self, player: int, kind: FaultKind, detail: str, reason: str = "") -> None:
         super().__init__(detail)
         self.player, self.kind, self.detail = player, kind, detail
+        self.reason = reason
 
 
 def play_game(
@@ -178,7 +192,7 @@ def play_game(
         try:
             return players[player].decide(view, decision)
         except PlayerFault as fault:
-            raise _Forfeit(player, fault.kind, fault.detail) from None
+            raise _Forfeit(player, fault.kind, fault.detail, fault.reason) from None
 
     try:
         while not game.is_over:
@@ -201,7 +215,7 @@ def play_game(
                 try:  # ``ask``, inline: this runs on every decision
                     move = players[mover].decide(view, _DECISION_OF[hand.phase._value_])
                 except PlayerFault as fault:
-                    raise _Forfeit(mover, fault.kind, fault.detail) from None
+                    raise _Forfeit(mover, fault.kind, fault.detail, fault.reason) from None
                 try:
                     turn = game.apply(move)
                 except IllegalMoveError as exc:
@@ -219,7 +233,8 @@ def play_game(
         number = len(log.hands) if log.hands and log.hands[-1].entry is None else 0
         # A reason may quote what an engine wrote: bounded and printable before any record.
         detail = printable(forfeit.detail, DETAIL_LIMIT)
-        log.fault = Fault(forfeit.player, forfeit.kind, detail, number)
+        reason = printable(forfeit.reason, REASON_LIMIT) if forfeit.reason != forfeit.detail else ""
+        log.fault = Fault(forfeit.player, forfeit.kind, detail, number, reason)
         game.forfeit(forfeit.player)
     for p, player in enumerate(players):
         player.game_over(p, game, log.fault)

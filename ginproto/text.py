@@ -32,6 +32,7 @@ __all__ = [
     "ID_LIMIT",
     "LOG_LIMIT",
     "NAME_LIMIT",
+    "REASON_LIMIT",
     "SEED_LIMIT",
     "nfc",
     "plural",
@@ -44,6 +45,10 @@ ID_LIMIT: Final = 100
 
 DETAIL_LIMIT: Final = 1000
 """Characters kept of a fault's reason (which may quote an engine's lines)."""
+
+REASON_LIMIT: Final = 200
+"""Characters kept of a fault's reason in a few words, and of each line of an engine's
+standard error shown with it."""
 
 LOG_LIMIT: Final = 2000
 """Characters kept of one protocol line in a log."""

@@ -961,8 +961,21 @@ def _match_result(
         sprt=None if sprt_state is None else SprtResult(**sprt_state),
         stopped_early=result.stopped_early,
         table="\n".join(standings.lines()),
-        _json=match_json(config, result),
+        _json={**match_json(config, result), "forfeits": _forfeits_json(names, outcomes)},
     )
+
+
+def _forfeits_json(
+    names: Sequence[str], outcomes: Sequence[GameOutcome]
+) -> list[dict[str, Any]]:
+    """Every forfeit of the match, in game order, with its kind and reason (``--json``)."""
+    from referee.views.faults import fault_json
+
+    return [
+        fault_json(g.number, g.engines[g.fault.player], names[g.engines[g.fault.player]], g.fault)
+        for g in outcomes
+        if g.fault is not None
+    ]
 
 
 def _report(write: Callable[[], object], out: str) -> None:

@@ -29,6 +29,7 @@ PRESENTATION = {
     "as_json": "--json prints the result as JSON: MatchResult.to_json() and"
     " TournamentStandings.to_json() are the same figures",
     "quiet": "-q only silences the progress lines, which the on_start and on_game hooks feed",
+    "verbose": "-v only shows the stderr lines each fault carries (GameOutcome.fault.stderr)",
     "serve_for": "--serve-for only says how long the command keeps its live page up after the"
     " run; a caller of the API passes a LivePage of its own (serve=) and closes it when it likes",
 }

@@ -62,7 +62,7 @@ def test_the_minimal_bot_of_the_spec_passes() -> None:
 
 # (engine script, the check it must fail, words of the reason, every check that fails or None)
 BROKEN = [
-    ("no_ginok", "handshake", "no ginok within", set(NAMES)),
+    ("no_ginok", "handshake", "no ginok within", {"handshake"}),
     ("wrong_card", "discard", "is not in the player's hand", None),
     ("out_of_turn", "draw", "take is not allowed now", {
         "isready-in-play", "draw", "draw-stock-only", "stock-three", "hollywood", "advice"}),
@@ -88,7 +88,8 @@ def test_broken_engine_fails_the_named_check(
         command(script), "--move-timeout", "1", "--startup-timeout", startup
     )
     assert code == 1, output
-    assert list(lines) == NAMES, output
+    # An engine that does not complete its handshake stops the battery at its first line.
+    assert list(lines) == (["handshake"] if script == "no_ginok" else NAMES), output
     assert lines[name].startswith(f"FAIL {name}: ") and reason in lines[name], output
     if all_failed is not None:
         assert failed(lines) == all_failed, output
@@ -141,7 +142,7 @@ def test_an_engine_that_cannot_start_fails_the_handshake() -> None:
     code, lines, output = check("/nonexistent/engine --flag")
     assert code == 1
     assert lines["handshake"].startswith("FAIL handshake: cannot start"), output
-    assert lines["quit"].startswith("FAIL quit: not run"), output
+    assert "quit" not in lines, output  # the checks that need a running engine are not run
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,8 @@ def test_an_engine_that_exits_at_once_fails_the_handshake_without_a_traceback(
         _, lines, output = check(engine)
         assert lines["handshake"].startswith("FAIL handshake:"), output
         assert shown in lines["handshake"] or "Broken pipe" in lines["handshake"], output
-        assert lines["quit"] == "FAIL quit: not run: the handshake failed", output
+        assert "quit" not in lines, output
+        assert output.splitlines()[-1].startswith("0 of 20 checks passed; the other 19"), output
 
 
 def test_check_passes_env_and_time_margin_to_the_engine(tmp_path: Path) -> None:

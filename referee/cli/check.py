@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from referee.cli.options import (
@@ -17,7 +19,7 @@ from referee.cli.options import (
 
 
 @click.command()
-@click.argument("engine")
+@click.argument("engine", nargs=-1, required=True, metavar="ENGINE")
 @timeout_options(move_default=5.0)
 @click.option(
     "-o",
@@ -31,7 +33,7 @@ from referee.cli.options import (
 @click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
 @sandbox_options()
 def check(
-    engine: str,
+    engine: tuple[str, ...],
     move_timeout: float,
     startup_timeout: float,
     time_margin: float,
@@ -48,12 +50,22 @@ def check(
 
     ENGINE is a built-in name (random, simple, expert, camper, js-simple, and openspiel:simple
     with the openspiel extra) or a command line in quotes. One line per check: PASS <name>, or
-    FAIL <name>: <what was wrong>. The exit code is 0 when every check passes, 1 otherwise.
+    FAIL <name>: <what was wrong>. An engine that does not start stops the battery at its
+    first check, with what to do about it. The exit code is 0 when every check passes, 1
+    otherwise.
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
     from referee.engines.check import CHECKS, CheckResult, run_checks  # imported only when it runs
+    from referee.engines.diagnose import quote_hint
     from referee.engines.engine import EngineSpec, EngineSpecError
+
+    if len(engine) > 1:
+        hint = quote_hint(engine, "check") or (
+            f"check takes one engine, not {len(engine)} ({shlex.join(engine)}): a built-in"
+            ' name, or a command line in quotes, as in ginref check "python3 mybot.py"'
+        )
+        raise click.UsageError(hint)
 
     pairs = []
     for item in options:
@@ -63,7 +75,7 @@ def check(
         pairs.append((name.strip(), value.strip()))
     variables = dict(env_item(item, item) for item in env)
     try:
-        spec = EngineSpec.parse(engine, options=tuple(pairs), env=tuple(variables.items()))
+        spec = EngineSpec.parse(engine[0], options=tuple(pairs), env=tuple(variables.items()))
     except EngineSpecError as exc:
         raise click.BadParameter(str(exc), param_hint="ENGINE") from None
     mode = sandbox_mode(sandbox, no_sandbox)
@@ -96,8 +108,11 @@ def check(
         click.echo(f"interrupted after {len(results)} of {len(CHECKS)} checks{tally}")
         raise click.exceptions.Exit(130) from None
     failed = sum(1 for r in results if not r.ok)
+    skipped = len(CHECKS) - len(results)
     click.echo(
-        f"{len(results) - failed} of {len(results)} checks passed" if failed
+        f"{len(results) - failed} of {len(CHECKS)} checks passed; the other {skipped} cannot"
+        " run before the engine starts and completes its handshake" if skipped
+        else f"{len(results) - failed} of {len(results)} checks passed" if failed
         else f"all {len(results)} checks passed"
     )
     if failed:

@@ -150,6 +150,12 @@ class SprtNumber(click.ParamType[float]):
 @dask_option("Play the games on a Dask cluster: a scheduler's address, or local:N workers.")
 @serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the last lines of an engine's stderr under each of its forfeits.",
+)
 def match(
     engines: tuple[str, ...],
     variant: str | None,
@@ -178,6 +184,7 @@ def match(
     as_json: bool,
     dask: str | None,
     quiet: bool,
+    verbose: bool = False,
     html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
@@ -203,6 +210,11 @@ def match(
     from referee import api
 
     check_serve(serve, serve_for)
+    from referee.engines.diagnose import quote_hint
+
+    unquoted = quote_hint(engines, "match")
+    if unquoted is not None:
+        raise click.UsageError(unquoted)
     if len(engines) not in (2, 3):
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value
@@ -212,7 +224,7 @@ def match(
     control = _time_control(tc, move_timeout, time_margin)
     _check_together(len(engines), sprt, dask, debug_log, affinity)
     live = None if serve is None else Live(serve)
-    shown = _Progress(games, quiet)
+    shown = _Progress(games, quiet, verbose)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
     with interrupts(defer_first=False) as signals:
@@ -244,11 +256,11 @@ def match(
             )
         except api.MatchInterrupted as exc:
             shown.close()
-            _interrupted(exc.result, games, record, as_json)
+            _interrupted(exc.result, games, record, as_json, verbose)
         except ReportError as exc:  # the results are still printed, then this
             shown.close()
             if exc.result is not None:  # None: interrupted, and the report of the games failed
-                _print_results(exc.result, as_json, games)
+                _print_results(exc.result, as_json, games, verbose)
             raise
         except OSError as exc:
             if isinstance(exc, RefereeError):
@@ -257,7 +269,7 @@ def match(
         finally:  # a refusal (RefereeError) goes on to the group, which says it
             shown.close()
         signals.over()
-        _print_results(result, as_json, games)
+        _print_results(result, as_json, games, verbose)
         if signals.signum is not None:  # the games were over, then Ctrl-C
             click.echo("Interrupted after the last game.", err=True)
             raise click.exceptions.Exit(128 + signals.signum)
@@ -305,11 +317,12 @@ class _Progress:
     """What the match shows on stderr as it plays: the line that says what is played, once
     the engines are checked (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    def __init__(self, games: int, quiet: bool) -> None:
+    def __init__(self, games: int, quiet: bool, verbose: bool = False) -> None:
         from referee.views.progress import Progress
 
         self.games = games
         self.quiet = quiet
+        self.verbose = verbose
         self.match: MatchStart | None = None
         self.played = 0
         self.bar = Progress(games, stream=sys.stderr, quiet=True)
@@ -332,10 +345,20 @@ class _Progress:
         assert self.match is not None, "on_start comes first"
         names = self.match.names
         self.played += 1
+        from referee.views.faults import fault_words, stderr_block
+
         text = "drawn" if game.winner is None else f"{names[game.winner]} wins"
-        if game.fault is not None:
-            text += f" ({names[game.engines[game.fault.player]]} forfeits: {game.fault.kind})"
-        self.bar.step(f"game {game.number}: {text}")
+        fault = game.fault
+        if fault is not None:
+            words = fault_words(fault.kind.value, fault.why)
+            text += f" ({names[game.engines[fault.player]]} forfeits: {words})"
+        line = f"game {game.number}: {text}"
+        if fault is None:
+            self.bar.step(line)
+            return
+        # A forfeit is shown on a terminal too, above the bar, and with -v the end of stderr.
+        below = stderr_block(fault.stderr) if self.verbose else []
+        self.bar.step(line, note=True, below=below)
 
     def close(self) -> None:
         self.bar.close()
@@ -359,11 +382,14 @@ def _warn(line: str) -> None:
     click.echo(line, err=True)
 
 
-def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
+def _print_results(
+    result: MatchResult, as_json: bool, games: int, verbose: bool = False
+) -> None:
     if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         return
     click.echo(result.table)
+    _print_forfeits(result, verbose)
     if result.sprt is not None:
         words = _sprt_words(result.sprt.state)
         click.echo(
@@ -374,8 +400,25 @@ def _print_results(result: MatchResult, as_json: bool, games: int) -> None:
         click.echo(f"Stopped early after {len(result.games)} of {plural(games, 'game')}.")
 
 
+def _print_forfeits(result: MatchResult, verbose: bool) -> None:
+    """Each forfeit under the result block: the game, the engine, the kind and why."""
+    from referee.views.faults import Forfeit, fault_lines
+
+    faults = [
+        Forfeit.of(g.number, result.names[g.engines[g.fault.player]], g.fault)
+        for g in result.games
+        if g.fault is not None
+    ]
+    for line in fault_lines(faults, verbose):
+        click.echo(line)
+
+
 def _interrupted(
-    result: MatchResult | None, games: int, record: str | None, as_json: bool
+    result: MatchResult | None,
+    games: int,
+    record: str | None,
+    as_json: bool,
+    verbose: bool = False,
 ) -> NoReturn:
     """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
@@ -387,6 +430,7 @@ def _interrupted(
             click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
         else:
             click.echo(result.table)
+            _print_forfeits(result, verbose)
         if record:
             click.echo(f"The finished games are kept in {record}.", err=True)
     raise click.exceptions.Exit(130)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from referee import api
     from referee.results.store import GameResult, Scheduled
     from referee.scheduling.standings import TournamentStandings
+    from referee.views.faults import Forfeit
     from referee.views.live import Address
 
 EXAMPLE = """\
@@ -163,6 +164,12 @@ TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
 )
 @serve_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the last lines of an engine's stderr under each of its forfeits.",
+)
 def tournament(
     config: str | None,
     resume: str | None,
@@ -187,6 +194,7 @@ def tournament(
     affinity: bool | None,
     as_json: bool,
     quiet: bool,
+    verbose: bool,
     html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
@@ -233,7 +241,7 @@ def tournament(
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
     with interrupts(defer_first=True) as signals:
-        shown = _Progress(quiet, on_last=signals.over)
+        shown = _Progress(quiet, on_last=signals.over, verbose=verbose)
         try:
             standings = api.play_tournament(
                 config,
@@ -284,7 +292,7 @@ def tournament(
             shown.close()
         signals.over()
         assert shown.run is not None, "a run that returns has started"
-        _results(shown.run, standings, as_json, lost, signals.signum, failed)
+        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown)
         if signals.signum is not None:  # the games were all played, then Ctrl-C
             click.echo(
                 "Interrupted; the tournament is complete"
@@ -324,12 +332,16 @@ class _Progress:
     """What the tournament shows on stderr as it plays: the line that says what is played,
     once its store is open (``on_start``), then a line or a bar per game (``on_game``)."""
 
-    def __init__(self, quiet: bool, on_last: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self, quiet: bool, on_last: Callable[[], None] = lambda: None, verbose: bool = False
+    ) -> None:
         from referee.views.progress import Progress
 
         self.quiet = quiet
         self.on_last = on_last
         self.left = 0
+        self.verbose = verbose
+        self.forfeits: list[Forfeit] = []  # this run's, for the list under the standings
         self.run: api.TournamentStart | None = None
         self.bar = Progress(0, quiet=True)
 
@@ -343,13 +355,22 @@ class _Progress:
         self.bar = Progress(start.scheduled - start.played, stream=sys.stderr, quiet=self.quiet)
 
     def game(self, game: Scheduled, result: GameResult) -> None:
+        from referee.views.faults import Forfeit, fault_words, stderr_block
+
         assert self.run is not None, "on_start comes first"
         names = self.run.names
         players = " vs ".join(names[e] for e in game.seats)
         text = "drawn" if result.winner is None else f"{names[result.winner]} wins"
+        below: list[str] = []
         for f in result.faults:
-            text += f" ({names[f.engine]} forfeits: {f.kind})"
-        self.bar.step(f"game {game.game + 1}: {players}: {text}")
+            text += f" ({names[f.engine]} forfeits: {fault_words(f.kind, f.reason or f.detail)})"
+            if self.verbose:
+                below += stderr_block(f.stderr)
+            self.forfeits.append(
+                Forfeit(game.game + 1, names[f.engine], f.kind, f.reason or f.detail, f.stderr)
+            )
+        # A forfeit is shown on a terminal too, above the bar.
+        self.bar.step(f"game {game.game + 1}: {players}: {text}", bool(result.faults), below)
         self.left -= 1
         if self.left == 0:  # the last game has ended
             self.on_last()
@@ -405,9 +426,13 @@ def _results(
     lost: bool,
     signum: int | None,
     failed: RefereeError | None,
+    shown: _Progress | None = None,
 ) -> None:
-    """The standings of the games stored, then the exit: 130 after Ctrl-C, 1 when a report
-    could not be written or games are left to play."""
+    """The standings of the games stored, and the forfeits of this run's games, then the
+    exit: 130 after Ctrl-C, 1 when a report could not be written or games are left to
+    play."""
+    from referee.views.faults import fault_lines
+
     cfg, directory = start.config, start.directory
     done, total = standings.played, standings.scheduled
     interrupted = signum is not None and done < total
@@ -435,6 +460,10 @@ def _results(
         click.echo("")
         for line in standings.lines():
             click.echo(line)
+        if shown is not None:
+            title = "Forfeits in this run:" if start.resumed else "Forfeits:"
+            for line in fault_lines(shown.forfeits, shown.verbose, title):
+                click.echo(line)
     if failed is not None:
         if not interrupted:
             raise click.ClickException(str(failed))

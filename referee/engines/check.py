@@ -35,6 +35,7 @@ from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, plural, printable
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl
+from referee.engines.diagnose import command_problem, start_hint
 from referee.engines.engine import EnginePlayer, EngineSpec
 from referee.engines.preflight import builtin_hint, option_problem
 from referee.engines.process import EngineError, EngineProcess, EngineTimeout
@@ -318,6 +319,19 @@ def _check_handshake(s: _Session) -> str:
     Run on a process of its own with raw lines, because ``EnginePlayer`` (rightly, in a match)
     ignores malformed ``id`` and ``option`` lines."""
     started = time.monotonic()
+    env = dict(s.spec.env)
+    problem = command_problem(s.spec.argv, s.spec.cwd, env)
+    if problem is not None:
+        s.broken = "the engine cannot be started"
+        raise _Fail(problem)
+    heard = False
+
+    def hint(timed_out: bool) -> str:
+        return start_hint(
+            s.spec.argv, process.stderr_tail, heard, timed_out=timed_out, cwd=s.spec.cwd,
+            env=env,
+        )
+
     try:
         process = EngineProcess.start(
             list(s.spec.argv),
@@ -336,20 +350,25 @@ def _check_handshake(s: _Session) -> str:
             process.send(str(proto.Gin()))
         except EngineError as exc:
             s.broken = "the handshake failed"
-            raise _Fail(f"cannot send {proto.GIN}: {_with_stderr(exc, process)}") from None
+            text = _with_stderr(exc, process)
+            raise _Fail(f"cannot send {proto.GIN}: {text}{hint(False)}") from None
         deadline = started + s.startup_timeout
         name: str | None = None
         options = 0
         while True:
             try:
                 line = process.read_line(max(deadline - time.monotonic(), 0.0))
+                heard = True
             except EngineTimeout:
                 s.broken = "the handshake failed"
-                raise _Fail(f"no {proto.GINOK} within {s.startup_timeout:g}s") from None
+                raise _Fail(
+                    f"no {proto.GINOK} within {s.startup_timeout:g}s{hint(True)}"
+                ) from None
             except EngineError as exc:
                 s.broken = "the handshake failed"
+                text = _with_stderr(exc, process)
                 raise _Fail(
-                    f"the engine failed during the handshake: {_with_stderr(exc, process)}"
+                    f"the engine failed during the handshake: {text}{hint(False)}"
                 ) from None
             try:
                 message = proto.parse_engine_line(line)
@@ -660,7 +679,9 @@ def run_checks(
     time_margin: float = DEFAULT_MARGIN,
     on_result: Callable[[CheckResult], None] | None = None,
 ) -> list[CheckResult]:
-    """Run the whole battery against the engine ``spec`` and return one result per check.
+    """Run the whole battery against the engine ``spec`` and return one result per check
+    run. The battery stops at an engine that cannot be started (or fails its handshake):
+    the checks after it are not run, and have no result.
 
     ``move_timeout`` is the limit for each decision, ``startup_timeout`` for the handshake
     and every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit``,
@@ -675,10 +696,7 @@ def run_checks(
         for name, check in CHECKS:
             session.lines = []
             if session.broken is not None:
-                results.append(CheckResult(name, False, f"not run: {session.broken}"))
-                if on_result is not None:
-                    on_result(results[-1])
-                continue
+                break  # the rest cannot run: `not_run` says how many, and why
             try:
                 note = check(session)
             except _Fail as failure:

@@ -197,6 +197,9 @@ class EnginePlayer:
         # its ``gin`` was sent.
         self._launched: float | None = None
         self._gin_sent = False
+        self.heard = False
+        """Whether the process last started wrote a line on its output (a start that ran
+        out of time without one most often means an engine that does not flush)."""
 
     @property
     def name(self) -> str:
@@ -271,6 +274,7 @@ class EnginePlayer:
             raise
 
     def _spawn(self) -> Transport:
+        self.heard = False
         try:
             return self.connect(
                 self.spec,
@@ -366,20 +370,25 @@ class EnginePlayer:
                 detail = f"{what} after {elapsed:.2f}s ({decision})"
                 if ignored:
                     detail += f"; ignored lines: {_quote(ignored)}"
-                raise PlayerFault(FaultKind(kind), detail) from None
+                why = _time_reason(kind, decision, elapsed, control, remaining)
+                raise PlayerFault(FaultKind(kind), detail, why) from None
             except EngineLineTooLong:
                 raise PlayerFault(
                     FaultKind.MALFORMED, f"a line longer than {self.line_limit} bytes"
                 ) from None
             except EngineError as exc:
-                raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+                raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
             move = _REPLIES.get(line)
             if move is not None:
                 break
             try:
                 move = proto.parse_reply(line)
             except proto.ProtocolError as exc:
-                raise PlayerFault(FaultKind.MALFORMED, f"{_quote([line])}: {exc}") from None
+                raise PlayerFault(
+                    FaultKind.MALFORMED,
+                    f"{_quote([line])}: {exc}",
+                    f"sent {_quote([line], 60)} ({exc})",
+                ) from None
             if move is not None:
                 if len(_REPLIES) >= _REPLIES_KEPT:
                     _REPLIES.clear()
@@ -389,9 +398,13 @@ class EnginePlayer:
             if len(ignored) < 3:
                 ignored.append(line)
             left = deadline - time.monotonic()
-        verdict = clock.spend(time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        verdict = clock.spend(elapsed)
         if verdict is not None:
-            raise PlayerFault(FaultKind(verdict), f"answered {move} too late")
+            why = _time_reason(verdict, decision, elapsed, control, remaining)
+            raise PlayerFault(
+                FaultKind(verdict), f"answered {move} too late", f"answered {move} too late: {why}"
+            )
         return move
 
     def hand_over(self, player: int, entry: Entry) -> None:
@@ -438,12 +451,12 @@ class EnginePlayer:
             try:
                 self.process.read_line(min(self.startup_timeout, 1.0))
             except EngineExited as exited:
-                raise PlayerFault(FaultKind.CRASH, str(exited)) from None
+                raise PlayerFault(FaultKind.CRASH, str(exited), _crash_reason(exited)) from None
             except EngineError:
                 pass
-            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
         except EngineError as exc:
-            raise PlayerFault(FaultKind.CRASH, _crash_text(exc)) from None
+            raise PlayerFault(FaultKind.CRASH, _crash_text(exc), _crash_reason(exc)) from None
 
     def _read_until(self, deadline: float, waiting_for: str) -> proto.EngineMessage:
         """The next parsed engine line, or ``PlayerFault`` (startup) at the deadline."""
@@ -454,6 +467,7 @@ class EnginePlayer:
                 if left <= 0:
                     raise EngineTimeout("deadline", name=self.name)
                 line = self.process.read_line(left)
+                self.heard = True
             except EngineTimeout:
                 raise PlayerFault(
                     FaultKind.STARTUP, f"no {waiting_for} within {self.startup_timeout:g}s"
@@ -464,7 +478,9 @@ class EnginePlayer:
                 ) from None
             except EngineError as exc:
                 raise PlayerFault(
-                    FaultKind.CRASH, f"{_crash_text(exc)} while waiting for {waiting_for}"
+                    FaultKind.CRASH,
+                    f"{_crash_text(exc)} while waiting for {waiting_for}",
+                    f"{_crash_reason(exc)} while waiting for {waiting_for}",
                 ) from None
             try:
                 return proto.parse_engine_line(line)
@@ -493,5 +509,29 @@ def _crash_text(exc: EngineError) -> str:
     return f"{exc.reason}: {exc}"
 
 
-def _quote(lines: Sequence[str]) -> str:
-    return ", ".join(repr(line[:80] + ("..." if len(line) > 80 else "")) for line in lines)
+def _crash_reason(exc: EngineError) -> str:
+    """A crash in a few words: how the process ended (its stderr is added to the ruling once
+    the process is closed and all of it has arrived), or what failed."""
+    if isinstance(exc, EngineExited):
+        return exc.status or "exited"
+    if isinstance(exc, EngineBrokenPipe):
+        return "stopped reading its input"
+    if isinstance(exc, EngineTimeout):
+        return "did not read its input"
+    return exc.reason
+
+
+def _time_reason(
+    kind: str, decision: Decision, elapsed: float, control: TimeControl, left: float | None
+) -> str:
+    """Time used against the limit: ``"took 10.12s for its discard decision, limit 10s
+    (+0.1s margin)"``, or for a flag the time its clock had left."""
+    took = f"took {elapsed:.2f}s for its {decision} decision"
+    margin = f"(+{control.margin:g}s margin)"
+    if kind == "flag" and left is not None:
+        return f"{took}, with {max(left, 0.0):.2f}s left on its clock {margin}"
+    return f"{took}, limit {control.move:g}s {margin}"
+
+
+def _quote(lines: Sequence[str], cut: int = 80) -> str:
+    return ", ".join(repr(line[:cut] + ("..." if len(line) > cut else "")) for line in lines)

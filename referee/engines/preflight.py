@@ -22,8 +22,9 @@ from collections.abc import Sequence
 
 from engines import BUILTIN
 from ginproto import protocol as proto
-from ginproto.table import PlayerFault
+from ginproto.table import FaultKind, PlayerFault
 from referee.engines.clock import TimeControl
+from referee.engines.diagnose import command_problem, start_hint
 from referee.engines.engine import EngineId, EnginePlayer, EngineSpec
 from referee.engines.sandbox import SandboxMode, support
 from referee.errors import RefereeError
@@ -70,13 +71,27 @@ def ready(player: EnginePlayer) -> None:
     """Start ``player`` (handshake and ``isready``) and check its options; leave it running.
     Raises `EngineNotReady` (the engine stopped) if it fails."""
     label = _what(player.spec)
+    spec = player.spec
+    env = dict(spec.env)
+    problem = command_problem(spec.argv, spec.cwd, env)
+    if problem is not None:  # the whole story, in place of the system's error
+        player.close()
+        raise EngineNotReady(f"engine {label!r} cannot be used: {problem}")
     try:
         player.start()
     except PlayerFault as fault:
         player.close()
+        hint = start_hint(
+            spec.argv,
+            player.stderr_tail,
+            player.heard,
+            timed_out=fault.kind is FaultKind.STARTUP,
+            cwd=spec.cwd,
+            env=env,
+        )
         raise EngineNotReady(
             f"engine {label!r} cannot be used: {fault.detail}{_stderr(player, fault.detail)}"
-            f"{builtin_hint(player.spec)}"
+            f"{builtin_hint(player.spec)}{hint}"
         ) from None
     for name, value in player.spec.options:
         problem = option_problem(name, value, player.id.options)

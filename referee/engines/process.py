@@ -72,6 +72,7 @@ __all__ = [
     "EngineTimeout",
     "LineHook",
     "minimal_environment",
+    "stderr_lines",
 ]
 
 logger = logging.getLogger(__name__)
@@ -121,9 +122,13 @@ class EngineExited(EngineError):
 
     reason = "exited"
 
-    def __init__(self, message: str, *, name: str = "", returncode: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, name: str = "", returncode: int | None = None, status: str = ""
+    ) -> None:
         super().__init__(message, name=name)
         self.returncode = returncode
+        self.status = status
+        """How it ended, in a few words (``"exited with code 1"``; a sandbox limit first)."""
 
 
 class EngineLineTooLong(EngineError):
@@ -191,6 +196,24 @@ def minimal_environment(cwd: str | None) -> dict[str, str]:
     """
     home = cwd if cwd is not None else os.getcwd()
     return {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "LANG": "C.UTF-8"}
+
+
+STDERR_LINES: Final = 10
+"""Lines of an engine's stderr shown with a fault (``ginref match -v``, ``--json``)."""
+
+
+def stderr_lines(tail: str, count: int = STDERR_LINES) -> tuple[str, ...]:
+    """The last ``count`` lines of an engine's stderr ``tail`` (`EngineProcess.stderr_tail`)
+    that hold something, each made safe to show: cut at line feeds only, so a carriage
+    return cannot start a line of its own, then every control character escaped and each
+    line bounded (``ginproto.text.printable``). A first line the tail cut short is left out."""
+    from ginproto.text import REASON_LIMIT, printable
+
+    lines = tail.split("\n")
+    if len(tail.encode("utf-8", "surrogatepass")) >= _TAIL_BYTES:
+        lines = lines[1:]
+    kept = [line.rstrip() for line in lines if line.strip()]
+    return tuple(printable(line, REASON_LIMIT) for line in kept[-count:])
 
 
 def _describe_status(returncode: int | None) -> str:
@@ -604,11 +627,15 @@ class EngineProcess:
         shown = code
         if self._jail is not None and code is not None and 128 < code < 128 + 65:
             shown = 128 - code  # bwrap exits with 128 + N when its command died of signal N
-        message = self._context(_describe_status(shown))
+        status = _describe_status(shown)
+        message = self._context(status)
         limit = self._jail.limit_hit(self.stderr_tail) if self._jail is not None else None
         if limit is not None:
             message = f"{limit}: {message}"
-        return EngineExited(message + self.sandbox_note(), name=self.name, returncode=code)
+            status = f"{limit}: {status}"
+        return EngineExited(
+            message + self.sandbox_note(), name=self.name, returncode=code, status=status
+        )
 
     def sandbox_note(self) -> str:
         """When the sandbox is why the engine failed (its stderr says it could not find a

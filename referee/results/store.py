@@ -40,7 +40,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -132,6 +132,10 @@ class FaultRow:
     kind: str
     detail: str
     hand: int
+    reason: str = field(default="", compare=False)
+    """Why, in a few words, as the progress line shows it (not stored: the detail is)."""
+    stderr: tuple[str, ...] = field(default=(), compare=False)
+    """The last lines of the engine's stderr (``Fault.stderr``; not stored either)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,8 @@ def result_of(
     faults: tuple[FaultRow, ...] = ()
     if game.fault is not None:
         f = game.fault
-        faults = (FaultRow(job.lineup[f.player], f.player, f.kind.value, f.detail, f.hand),)
+        engine = job.lineup[f.player]
+        faults = (FaultRow(engine, f.player, f.kind.value, f.detail, f.hand, f.why, f.stderr),)
     return GameResult(
         game=job.index,
         winner=summary.winner,

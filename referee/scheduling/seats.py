@@ -10,17 +10,17 @@ import shlex
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ginproto.record import EngineInfo
-from ginproto.table import GameLog, Player
-from ginproto.text import LOG_LIMIT, printable
+from ginproto.table import Fault, FaultKind, GameLog, Player
+from ginproto.text import LOG_LIMIT, REASON_LIMIT, printable
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EnginePlayer, EngineSpec
 from referee.engines.outputs import UnsafeOutput, open_regular
-from referee.engines.process import LineHook
+from referee.engines.process import LineHook, stderr_lines
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
     from referee.scheduling.jobs import GameJob
@@ -182,8 +182,11 @@ class EngineSeats:
         of the referee's own files failed during the game (it is not the engines' fault, and
         the run must stop, not go on with incomplete logs)."""
         if game.fault is not None:
-            # Restart the engine that faulted for its next game.
-            self.engines[job.lineup[game.fault.player]].close()
+            # Restart the engine that faulted for its next game; the ruling gets the end of
+            # its stderr, all of which has arrived once it is closed.
+            engine = self.engines[job.lineup[game.fault.player]]
+            engine.close()
+            game.fault = with_stderr(game.fault, engine.stderr_tail)
         for engine in self.engines:
             error = engine.stderr_error
             if error is not None:
@@ -213,6 +216,16 @@ class EngineSeats:
                 self.debug_log.flush(self.worker, f"end of the match (worker {self.worker})")
             except OSError as exc:  # every game's lines were written, or their error raised
                 log.warning("the end of the debug log is lost: %s", exc)
+
+
+def with_stderr(fault: Fault, tail: str) -> Fault:
+    """``fault`` with the last lines of the engine's stderr ``tail``; a crash's reason ends
+    with its last line (a traceback's exception, a ``fatal: ...``), unless it says it already."""
+    lines = stderr_lines(tail)
+    reason = fault.reason
+    if fault.kind is FaultKind.CRASH and lines and lines[-1] not in fault.why:
+        reason = f"{fault.why}: {lines[-1]}"
+    return replace(fault, reason=printable(reason, REASON_LIMIT), stderr=lines)
 
 
 def _private_file(path: Path, truncate: bool = False) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from typing import TextIO
 
 from ginproto.text import printable
@@ -35,12 +36,18 @@ class Progress:
         elapsed = time.monotonic() - self.started
         return elapsed / self.done * (self.total - self.done)
 
-    def step(self, text: str = "") -> None:
-        """One more unit done; ``text`` says what (the plain line shows it)."""
+    def step(self, text: str = "", note: bool = False, below: Sequence[str] = ()) -> None:
+        """One more unit done; ``text`` says what (the plain line shows it). With ``note``
+        the text is shown on a terminal too, on a line of its own above the bar; ``below``
+        are lines shown under it either way (each escaped: they may be an engine's)."""
         self.done += 1
         if self.quiet:
             return
         if self.tty:
+            if note:
+                self._clear()
+                for line in (printable(text), *(printable(b) for b in below)):
+                    print(line, file=self.stream)
             self._draw()
         else:
             eta = self.eta()
@@ -48,7 +55,15 @@ class Progress:
             # ``text`` names engines, whose names are theirs to choose: escaped, never raw.
             line = f"[{self.done}/{self.total}{when}] {printable(text)}".rstrip()
             print(line, file=self.stream)
+            for extra in below:
+                print(printable(extra), file=self.stream)
             self.stream.flush()
+
+    def _clear(self) -> None:
+        """Blank the bar's line, for a line of text in its place."""
+        if self._drawn:
+            width = shutil.get_terminal_size((80, 20)).columns
+            self.stream.write("\r" + " " * max(0, width - 1) + "\r")
 
     def _draw(self) -> None:
         width = max(10, min(40, shutil.get_terminal_size((80, 20)).columns - 45))

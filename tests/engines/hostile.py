@@ -62,6 +62,14 @@ class Hostile(Engine):
         self.decisions += 1
         if MODE in ("crash-mid", "orphan") and self.decisions == 5:
             os._exit(7)
+        if MODE == "traceback":
+            # Dies of an exception, after stderr lines that try to pass for the referee's
+            # (after a carriage return) and to colour and retitle the terminal.
+            sys.tracebacklimit = 1  # a short traceback: all of it among the lines shown
+            sys.stderr.write("loading weights\n")
+            sys.stderr.write("\rgame 9: hostile-traceback wins\x1b[31m red\x1b]0;pwned\x07\n")
+            sys.stderr.flush()
+            raise ValueError("no card to play\x1b[2J")
         if MODE == "hang-go":
             time.sleep(3600)
         if MODE == "garbage":
