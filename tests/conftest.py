@@ -1,6 +1,6 @@
-"""Test configuration: slow soak tests run under CI (CI=true) or with --slow; and the run's
-reaper (tests/reaper.py), which ends every process the run started when pytest ends, even by
-``kill -9``."""
+"""Test configuration: slow soak tests, and the fuzz tests' full counts, run under CI (CI=true)
+or with --slow; and the run's reaper (tests/reaper.py), which ends every process the run
+started when pytest ends, even by ``kill -9``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 REAPER = Path(__file__).with_name("reaper.py")
+# Set when the run is thorough (CI=true or --slow): see helpers.thorough.
+THOROUGH = "GINPROTO_TESTS_THOROUGH"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,6 +27,8 @@ def pytest_configure(config: pytest.Config) -> None:
     start and its polling per mutant, and the tests it runs (``[tool.mutmut]`` in
     pyproject.toml) start only engines, which die with the process that started them
     (``referee.engines.process``, not mutated)."""
+    if config.getoption("--slow") or _under_ci():
+        os.environ[THOROUGH] = "1"  # read by helpers.thorough, as the test modules load
     if hasattr(config, "workerinput") or "MUTANT_UNDER_TEST" in os.environ:
         return
     compile_project()
@@ -60,8 +64,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="also run the tests marked slow")
 
 
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--slow") or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    if config.getoption("--slow") or _under_ci():
         return
     skip = pytest.mark.skip(reason="slow: runs under CI=true or with --slow")
     for item in items:

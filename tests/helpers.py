@@ -169,3 +169,10 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def thorough(full: int, quick: int) -> int:
+    """How many inputs a fuzz or cross-check test tries: ``full`` in a thorough run (CI=true,
+    or ``pytest --slow``), ``quick`` in a developer's run of the README's test command. The
+    flag is set by conftest.py before the test modules load."""
+    return full if os.environ.get("GINPROTO_TESTS_THOROUGH") == "1" else quick

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from helpers import KnockerPlayer, RandomPlayer
+from helpers import KnockerPlayer, RandomPlayer, thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -184,7 +184,11 @@ def run_checked(rules: Rules, seed: int, knocker: bool) -> GameLog:
     return log
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=thorough(25, 10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     rules=st.sampled_from(VARIANTS),
     seed=st.integers(min_value=0, max_value=2**32),

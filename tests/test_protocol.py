@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pytest
+from helpers import thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -471,7 +472,7 @@ def mutate(rng: random.Random, line: str, rounds: int) -> str:
     return line
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=thorough(3000, 600), deadline=None)
 @given(
     st.sampled_from(CORPUS),
     st.integers(1, 4),
@@ -489,7 +490,7 @@ def test_mutated_lines_raise_only_protocol_errors(
     _check_line(line)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=thorough(2000, 400), deadline=None)
 @given(
     st.sampled_from(["", *sorted({line.split(" ")[0] for line in CORPUS})]),
     st.lists(st.sampled_from(_GARBAGE) | st.text(max_size=12), max_size=12),
@@ -498,16 +499,17 @@ def test_random_token_lines_raise_only_protocol_errors(word: str, tokens: list[s
     _check_line(" ".join([word, *tokens]))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=thorough(1000, 200), deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_raises_only_protocol_errors(text: str) -> None:
     _check_line(text)
 
 
 def test_many_seeded_mutations_raise_only_protocol_errors() -> None:
-    """A fast, seeded sweep in addition to the hypothesis tests: 20 000 mutated lines."""
+    """A fast, seeded sweep in addition to the hypothesis tests: 20 000 mutated lines (4 000
+    in a quick run)."""
     rng = random.Random(20240601)
-    for i in range(20_000):
+    for i in range(thorough(20_000, 4_000)):
         _check_line(mutate(rng, CORPUS[i % len(CORPUS)], rng.randint(1, 3)))
 
 

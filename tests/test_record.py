@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -442,7 +443,7 @@ def write_game_if_clean(game: GameRecord) -> None:
 
 
 def fuzz(examples: int) -> settings:
-    """The four fuzz tests below try 10 000 inputs in all."""
+    """The four fuzz tests below try 10 000 inputs in all (2 000 in a quick run)."""
     return settings(
         max_examples=examples,
         deadline=None,
@@ -451,14 +452,14 @@ def fuzz(examples: int) -> settings:
     )
 
 
-@fuzz(3000)
+@fuzz(thorough(3000, 600))
 @given(st.binary(max_size=400))
 def test_fuzz_bytes(data: bytes) -> None:
     _read_all(data)
     _read_all(FORMAT_LINE.encode() + b"\n" + data)
 
 
-@fuzz(2000)
+@fuzz(thorough(2000, 400))
 @given(st.lists(st.text(max_size=60), max_size=12))
 def test_fuzz_lines(lines: list[str]) -> None:
     _read_all(("\n".join([FORMAT_LINE, *lines])).encode("utf-8", "surrogateescape"))
@@ -474,7 +475,7 @@ _TOKENS = [
 ]
 
 
-@fuzz(2500)
+@fuzz(thorough(2500, 500))
 @given(st.lists(st.integers(0, len(_TOKENS) - 1), max_size=100))
 def test_fuzz_token_soup(picks: list[int]) -> None:
     text = " ".join(_TOKENS[i] for i in picks).replace(" \n ", "\n")
@@ -484,7 +485,7 @@ def test_fuzz_token_soup(picks: list[int]) -> None:
 GAMES_TEXT = [write_game(g) for g in loads(VALID)]
 
 
-@fuzz(2500)
+@fuzz(thorough(2500, 500))
 @given(st.integers(0, 1), st.lists(st.integers(0, 1 << 20), min_size=1, max_size=8))
 def test_fuzz_mutated_records(which: int, edits: list[int]) -> None:
     """A real record, a few lines dropped, repeated, cut, swapped or with a byte inserted."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from click.testing import CliRunner
+from helpers import thorough
 
 from ginproto.cards import DECK, Card
 from ginproto.game import Entry, Game, GameView
@@ -140,8 +141,9 @@ def check_corpus(path: Path, games: int, variants: set[Variant] | None = None) -
 
 def test_records_verify_clean_in_every_variant(tmp_path: Path) -> None:
     path = tmp_path / "corpus.rec"
-    play_corpus(path, 200, "clean", target=50)
-    check_corpus(path, 200)
+    games = thorough(200, 80)
+    play_corpus(path, games, "clean", target=50)
+    check_corpus(path, games)
 
 
 @pytest.mark.slow
