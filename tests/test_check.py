@@ -211,3 +211,28 @@ def running(marker: str) -> list[str]:
         if marker.encode() in cmdline and state != "Z":
             found.append(pid)
     return found
+
+
+def test_an_engine_that_dies_within_a_check_fails_it_however_fast_it_dies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chatty engine exits on the unknown line of ``unknown-lines``. Whether it is already
+    gone when the check sends its next line (a busy machine) or not, the check fails: the
+    battery never starts a fresh engine in the middle of a check to carry on with."""
+    from referee.engines import check as battery
+
+    send = battery._Session.send
+
+    def send_then_wait(session: battery._Session, line: str) -> None:
+        send(session, line)
+        if line == battery._UNKNOWN_LINE:  # the engine's death, before the next line
+            deadline = time.monotonic() + 30
+            while session.player.alive and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert not session.player.alive
+
+    monkeypatch.setattr(battery._Session, "send", send_then_wait)
+    results = {r.name: r for r in run_checks(EngineSpec.parse(command("chatty")), 1.0, 5.0)}
+    assert not results["unknown-lines"].ok
+    assert "exited" in results["unknown-lines"].detail, results["unknown-lines"].detail
+    assert results["information"].detail.startswith("sent 'move pass' after the information")

@@ -178,6 +178,8 @@ class _Session:
         self.games = 0
         self.start_failures = 0
         self.broken: str | None = None  # why no check can run any more
+        # The process the current check has talked to: if it dies, the check fails.
+        self.in_check: EngineProcess | None = None
 
     def hook(self, direction: str, line: str) -> None:
         arrow = {"to": ">", "from": "<"}.get(direction, "!")
@@ -188,6 +190,10 @@ class _Session:
         """The running engine process, started (handshake and options included) if need be."""
         if self.broken is not None:
             raise _Fail(f"not run: {self.broken}")
+        if not self.player.alive and self.in_check is not None:
+            # The process this check was talking to has gone: a failure of this check, never
+            # a silent fresh start (which made the verdict hang on how fast the engine died).
+            raise _Fail(f"the engine failed: {self.in_check.exit_error()}")
         if not self.player.alive:
             try:
                 self.player.start()
@@ -199,6 +205,7 @@ class _Session:
             self.start_failures = 0
         process = self.player.process
         assert isinstance(process, EngineProcess), "the battery checks a real process"
+        self.in_check = process
         return process
 
     def restart(self) -> None:
@@ -695,6 +702,7 @@ def run_checks(
     try:
         for name, check in CHECKS:
             session.lines = []
+            session.in_check = None
             if session.broken is not None:
                 break  # the rest cannot run: `not_run` says how many, and why
             try:

@@ -619,6 +619,11 @@ class EngineProcess:
         while self._status() is None and time.monotonic() < deadline:
             time.sleep(0.005)
 
+    def exit_error(self) -> EngineExited:
+        """What a read would raise now that the engine has exited: its status and the end of
+        its stderr."""
+        return self._exited_error()
+
     def _exited_error(self) -> EngineExited:
         code = self._status()
         code = self._status()
