@@ -204,10 +204,10 @@ def _deck(
         elif kind in _DRAWS:
             card = turn.card
             if card is None:  # the opponent's stock draw, unseen
-                free = sorted(cards - from_pile[i], key=_index)
+                free = cards - from_pile[i]
                 if not free:
                     raise ValueError("the view's moves cannot be replayed")
-                card = free[0]
+                card = min(free, key=_index)
             if card not in cards:
                 raise ValueError("the view's moves cannot be replayed")
             cards.remove(card)
