@@ -19,7 +19,14 @@ from ginproto.hand import Hand, HandView, Outcome
 from ginproto.melds import Arrangement
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
-from ginproto.search import Hidden, determinize, hidden_places, score_showdown
+from ginproto.search import (
+    DRAW_STOCK,
+    Hidden,
+    determinize,
+    drawn_after_discard,
+    hidden_places,
+    score_showdown,
+)
 from ginproto.table import Decision, Fault, play_game
 
 VARIANTS = [
@@ -307,6 +314,10 @@ def test_score_showdown_is_the_hands_own_scoring(rules: Rules, seed: int) -> Non
     result = hand.result
     assert result is not None
     if result.outcome is Outcome.DRAW:
+        # The drawn end is ``drawn_after_discard``'s: two stock cards left, or the turn cap.
+        assert drawn_after_discard(rules, hand.stock_count, hand.turns)
+        assert result.capped == (hand.stock_count > DRAW_STOCK)
+        assert hand.history[-1].move.kind is MoveKind.DISCARD
         return
     assert result.knocker is not None
     arrangement = Arrangement(result.knocker_melds, result.knocker_deadwood)
