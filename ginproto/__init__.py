@@ -77,6 +77,11 @@ if TYPE_CHECKING:
         RulesError,
         Variant,
     )
+    from ginproto.search import (
+        Hidden,
+        determinize,
+        score_showdown,
+    )
     from ginproto.table import (
         Decision,
         Fault,
@@ -147,6 +152,11 @@ _WHERE = {
         "RulesError",
         "Variant",
     ),
+    "ginproto.search": (
+        "Hidden",
+        "determinize",
+        "score_showdown",
+    ),
     "ginproto.table": (
         "Decision",
         "Fault",
@@ -174,6 +184,7 @@ __all__ = [
     "Hand",
     "HandResult",
     "HandView",
+    "Hidden",
     "IllegalMoveError",
     "Meld",
     "MeldError",
@@ -195,6 +206,7 @@ __all__ = [
     "append_game",
     "best_melds",
     "deadwood",
+    "determinize",
     "dumps",
     "format_cards",
     "is_meld",
@@ -204,6 +216,7 @@ __all__ = [
     "read_games",
     "record_from_log",
     "replay_game",
+    "score_showdown",
     "shuffled_deck",
     "verify_file",
     "verify_game",

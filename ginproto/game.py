@@ -160,6 +160,21 @@ class Game:
         self.end: GameEnd | None = None
         self._scores: tuple[tuple[tuple[int, ...], ...], tuple[bool, ...]] | None = None
 
+    def clone(self) -> Game:
+        """An independent copy of this game and of its hand in progress (``Hand.clone``), to
+        play on without changing this one. The score sheet is copied; the rules, the roles,
+        the entries and the results are immutable and shared."""
+        other: Game = object.__new__(Game)
+        state = self.__dict__.copy()
+        state["totals"] = [column.copy() for column in self.totals]
+        state["closed"] = self.closed.copy()
+        state["game_winners"] = self.game_winners.copy()
+        state["_entered"] = [entered.copy() for entered in self._entered]
+        state["entries"] = self.entries.copy()
+        state["hand"] = None if self.hand is None else self.hand.clone()
+        object.__setattr__(other, "__dict__", state)
+        return other
+
     # -- chance ---------------------------------------------------------------------------
     def deal(self, deck: Sequence[Card]) -> Hand:
         """Start the next hand with this deck order."""

@@ -284,6 +284,63 @@ _ALLOWED: dict[Phase, tuple[tuple[MoveKind, ...], str]] = {
 }
 
 
+DRAW_STOCK = 2
+"""A hand is drawn when a discard (not a knock) leaves this many stock cards or fewer."""
+
+
+def drawn_after_discard(rules: Rules, stock: int, turns: int) -> bool:
+    """Whether a hand ends drawn after a plain discard that leaves ``stock`` cards in the stock,
+    ``turns`` turns into the hand (RULES.md, "Drawn hand": two stock cards left, or the turn
+    cap of ``rules``)."""
+    return stock <= DRAW_STOCK or turns >= rules.turn_cap
+
+
+def score_showdown(
+    rules: Rules,
+    upcard: Card,
+    knocker: int,
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]],
+    arrangement: Arrangement,
+    big_gin: bool = False,
+) -> HandResult:
+    """The result of a hand that ends in a knock, under ``rules`` (RULES.md, "Showdown" and
+    "Score of the hand"). ``Hand`` scores its own showdowns with this function.
+
+    ``hands`` are both seats' final cards: the knocker's after its discard (all 11 for
+    ``big_gin``), the defender's 10. ``arrangement`` is how the knocker lays them out (declared,
+    or ``ginproto.melds.knocker_arrangement``'s choice); its deadwood is K. The defender lays
+    off by ``best_layoffs`` unless K is 0; ``upcard`` is the hand's first upcard (the spade
+    double). Gin: D + gin bonus; K < D: D - K; else the undercut, K - D + undercut bonus to
+    the defender. ``points`` include the multiplier.
+    """
+    k = arrangement.deadwood
+    defender_cards = hands[1 - knocker]
+    if big_gin or k == 0:
+        result = best_layoffs((), defender_cards)
+        outcome = Outcome.BIG_GIN if big_gin else Outcome.GIN
+        winner = knocker
+        points = result.deadwood + (rules.big_gin_bonus if big_gin else rules.gin_bonus)
+    else:
+        result = best_layoffs(arrangement.melds, defender_cards)
+        d = result.deadwood
+        if k < d:
+            outcome, winner, points = Outcome.KNOCK, knocker, d - k
+        else:
+            outcome, winner, points = Outcome.UNDERCUT, 1 - knocker, k - d + rules.undercut_bonus
+    multiplier = rules.multiplier_for(upcard)
+    return HandResult(
+        outcome=outcome,
+        winner=winner,
+        points=points * multiplier,
+        knocker=knocker,
+        hands=hands,
+        knocker_melds=arrangement.melds,
+        knocker_deadwood=arrangement.deadwood_cards,
+        defender=result,
+        multiplier=multiplier,
+    )
+
+
 class Hand:
     """A hand in progress. Drive it with ``legal_moves()`` and ``apply()``; read ``result``.
 
@@ -320,6 +377,24 @@ class Hand:
         self._legal: tuple[Move, ...] | None = None
         self._knocks: dict[int, int] | None = None
         self.result: HandResult | None = None
+
+    def clone(self) -> Hand:
+        """An independent copy of this hand, to play on without changing this one (search).
+
+        Only the mutable state is copied (the masks, the pile, the stock, the history); the
+        rules, the deck, the cached sorted hands and legal moves, and every card and turn are
+        immutable and shared."""
+        other: Hand = _new_object(Hand)
+        state = self.__dict__.copy()
+        state["_masks"] = self._masks.copy()
+        state["_sorted"] = self._sorted.copy()
+        state["_pile"] = self._pile.copy()
+        state["_stock"] = self._stock.copy()
+        state["_history"] = self._history.copy()
+        seen = self._seen
+        state["_seen"] = (seen[0].copy(), seen[1].copy())
+        _set_attribute(other, "__dict__", state)
+        return other
 
     # -- what may be read ---------------------------------------------------------------
     def cards(self, seat: int) -> tuple[Card, ...]:
@@ -481,8 +556,9 @@ class Hand:
             self._pile.append(card)
             self.to_move = 1 - mover
             self.phase = _DRAW
-            if len(self._stock) <= 2 or self.turns >= self.rules.turn_cap:
-                self._finish_draw(capped=len(self._stock) > 2)
+            stock = len(self._stock)
+            if drawn_after_discard(self.rules, stock, self.turns):
+                self._finish_draw(capped=stock > DRAW_STOCK)
         else:
             self._showdown(move)
         return turn
@@ -560,8 +636,6 @@ class Hand:
 
     def _showdown(self, move: Move) -> None:
         knocker = self.to_move
-        defender = 1 - knocker
-        rules = self.rules
         if move.kind is MoveKind.KNOCK:
             assert move.card is not None
             self._masks[knocker] ^= 1 << move.card.index
@@ -581,33 +655,14 @@ class Hand:
             arrangement = (
                 check_declared(hand, move.melds) if move.melds is not None else best_melds(hand)
             )
-        k = arrangement.deadwood
-        defender_cards = self.cards(defender)
-        if move.kind is MoveKind.BIG_GIN or k == 0:
-            result = best_layoffs((), defender_cards)
-            big = move.kind is MoveKind.BIG_GIN
-            outcome = Outcome.BIG_GIN if big else Outcome.GIN
-            winner = knocker
-            points = result.deadwood + (rules.big_gin_bonus if big else rules.gin_bonus)
-        else:
-            result = best_layoffs(arrangement.melds, defender_cards)
-            d = result.deadwood
-            if k < d:
-                outcome, winner, points = Outcome.KNOCK, knocker, d - k
-            else:
-                outcome, winner, points = Outcome.UNDERCUT, defender, k - d + rules.undercut_bonus
-        multiplier = rules.multiplier_for(self.upcard)
         self.phase = Phase.OVER
-        self.result = HandResult(
-            outcome=outcome,
-            winner=winner,
-            points=points * multiplier,
-            knocker=knocker,
-            hands=self._final_hands(),
-            knocker_melds=arrangement.melds,
-            knocker_deadwood=arrangement.deadwood_cards,
-            defender=result,
-            multiplier=multiplier,
+        self.result = score_showdown(
+            self.rules,
+            self.upcard,
+            knocker,
+            self._final_hands(),
+            arrangement,
+            big_gin=move.kind is MoveKind.BIG_GIN,
         )
 
 
