@@ -134,8 +134,12 @@ OBSERVATION_SIZE = SCALAR_OFFSET + SCALARS
 
 _PHASES = (Phase.OFFER, Phase.DRAW, Phase.DISCARD, Phase.OVER)
 _OUTCOMES = (Outcome.KNOCK, Outcome.GIN, Outcome.BIG_GIN, Outcome.UNDERCUT, Outcome.DRAW)
-_TAKES = (MoveKind.TAKE, MoveKind.PILE)
-_LAYS = (MoveKind.DISCARD, MoveKind.KNOCK)
+_KIND_STOCK, _KIND_DISCARD, _KIND_KNOCK = MoveKind.STOCK, MoveKind.DISCARD, MoveKind.KNOCK
+_KIND_PASS = MoveKind.PASS
+_OWN_TAKEN, _OTHER_TAKEN = PLANE_OWN_TAKEN * 52, PLANE_OTHER_TAKEN * 52
+_OWN_DISCARDS, _OTHER_DISCARDS = PLANE_OWN_DISCARDS * 52, PLANE_OTHER_DISCARDS * 52
+_OWN_PASSED, _OTHER_PASSED = PLANE_OWN_PASSED * 52, PLANE_OTHER_PASSED * 52
+_PILE_ORDER = (np.arange(1, 53, dtype=np.float32) / 52).astype(np.float32)
 _OBS_HIGH = 1e9  # scores over the target are not capped
 
 Episode = Literal["hand", "game"]
@@ -155,32 +159,39 @@ def _encode(
     planes = out[:ADVICE_OFFSET].reshape(CARD_PLANES, 52)
     scalars = out[SCALAR_OFFSET:]
     seat = hand.seat
-    for card in hand.cards:
-        planes[PLANE_HAND, card.index] = 1.0
-    for position, card in enumerate(hand.pile):
-        planes[PLANE_PILE, card.index] = 1.0
-        planes[PLANE_PILE_ORDER, card.index] = (position + 1) / 52
-    if hand.pile:
-        planes[PLANE_PILE_TOP, hand.pile[-1].index] = 1.0
+    # The flat offsets (plane * 52 + card index) of the card planes' ones, set at once.
+    ones = [PLANE_HAND * 52 + card.index for card in hand.cards]
+    pile_indexes = [card.index for card in hand.pile]
+    if pile_indexes:
+        ones += [PLANE_PILE * 52 + i for i in pile_indexes]
+        ones.append(PLANE_PILE_TOP * 52 + pile_indexes[-1])
+        planes[PLANE_PILE_ORDER, pile_indexes] = _PILE_ORDER[: len(pile_indexes)]
     upcard = hand.upcard
     if upcard is not None:
-        planes[PLANE_UPCARD, upcard.index] = 1.0
+        ones.append(PLANE_UPCARD * 52 + upcard.index)
     # The history as the seat saw it; the pile is followed to know which top a player left.
-    pile: list[Card] = [upcard] if upcard is not None else []
+    pile: list[int] = [upcard.index] if upcard is not None else []
+    turns = 0
     for turn in hand.history:
         own = turn.seat == seat
         kind = turn.move.kind
-        if kind in _TAKES:
-            assert turn.card is not None
-            planes[PLANE_OWN_TAKEN if own else PLANE_OTHER_TAKEN, turn.card.index] = 1.0
+        if kind is _KIND_STOCK:
+            turns += 1
+            if pile:
+                ones.append((_OWN_PASSED if own else _OTHER_PASSED) + pile[-1])
+        elif kind is _KIND_DISCARD or kind is _KIND_KNOCK:
+            index = turn.move.card.index  # type: ignore[union-attr]
+            ones.append((_OWN_DISCARDS if own else _OTHER_DISCARDS) + index)
+            pile.append(index)
+        elif kind is _KIND_PASS:
+            if pile:
+                ones.append((_OWN_PASSED if own else _OTHER_PASSED) + pile[-1])
+        elif turn.card is not None:  # take, pile: a card from the pile, seen by every seat
+            turns += 1
+            ones.append((_OWN_TAKEN if own else _OTHER_TAKEN) + turn.card.index)
             if pile:
                 pile.pop()
-        elif kind in _LAYS:
-            assert turn.move.card is not None
-            planes[PLANE_OWN_DISCARDS if own else PLANE_OTHER_DISCARDS, turn.move.card.index] = 1
-            pile.append(turn.move.card)
-        elif (kind is MoveKind.PASS or kind is MoveKind.STOCK) and pile:
-            planes[PLANE_OWN_PASSED if own else PLANE_OTHER_PASSED, pile[-1].index] = 1.0
+    out[ones] = 1.0
     if view.advice is not None:
         out[ADVICE_OFFSET + move_to_action(view.advice)] = 1.0
 
@@ -193,7 +204,6 @@ def _encode(
     scalars[S_DEALER] = float(hand.dealer == seat)
     scalars[S_STOCK] = hand.stock / 31
     scalars[S_KNOCK_LIMIT] = hand.knock_limit / 10
-    turns = sum(1 for turn in hand.history if turn.move.is_draw)
     scalars[S_TURNS] = turns / rules.turn_cap
     if view.roles is not None:
         scalars[S_ROLE + ("box", "captain", "sitter").index(str(view.roles.role_of(me)))] = 1.0
@@ -292,6 +302,9 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self._hand: Hand | None = None  # the hand in play, or the one just finished
         self._advice: Move | None = None
         self._advice_due = False
+        # Each agent's observation of the current state (the wrappers observe too), emptied
+        # at each step and reset.
+        self._observed: dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]] = {}
 
     # -- spaces ---------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -311,6 +324,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             self._base_seed, self._key = secrets.randbits(63), 0
         else:
             self._key += 1
+        self._observed = {}
         seed_value, key = self._base_seed, self._key
         assert seed_value is not None
         options = options or {}
@@ -360,6 +374,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
     # -- playing --------------------------------------------------------------------------
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
+        self._observed = {}
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -427,6 +442,13 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         )
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
+        """The agent's observation and action mask (fresh arrays, the caller's to keep)."""
+        cached = self._observed.get(agent)
+        if cached is None:
+            cached = self._observed[agent] = self._observe(agent)
+        return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
+
+    def _observe(self, agent: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         game = self.game
         assert game is not None
         player = self.possible_agents.index(agent)
@@ -439,7 +461,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         if acting and self._hand is not None:
             for move in self._hand.legal_moves():
                 mask[_ACTION_OF[move]] = 1
-        return {"observation": observation, "action_mask": mask}
+        return observation, mask
 
     def legal_moves(self) -> list[Move]:
         """The core's legal moves for the agent to act (the moves of the mask)."""
