@@ -371,3 +371,20 @@ def test_the_deck_option_deals_that_deck() -> None:
     game = env.game
     assert game is not None and game.hand is not None
     assert game.hand.deck == tuple(deck) and game.hand.dealer == 1
+
+
+def test_render_shows_the_table_as_text() -> None:
+    env = ginenv.raw_env(variant="hollywood", render_mode="ansi")
+    env.reset(seed=1)
+    text = env.render()
+    assert isinstance(text, str)
+    assert "hollywood, hand 1" in text and "to act: player_" in text
+    assert ginenv.raw_env().render() is None  # no render mode: nothing to show
+
+
+def test_the_environment_pickles_with_its_rules() -> None:
+    import pickle
+
+    rules = Rules(variant=Variant.OKLAHOMA, target=50)
+    copy = pickle.loads(pickle.dumps(ginenv.raw_env(rules=rules, episode="game")))
+    assert copy.rules == rules and copy.episode == "game"
