@@ -1,0 +1,140 @@
+"""Environment speed: random-legal-action steps per second of ``ginproto.env``.
+
+Three figures from one run, each the best of ``--repeat`` passes over the same seeded hands:
+
+- ``ginproto.env`` (the raw AEC environment, and the wrapped one ``ginproto.env.env()``): one
+  step is one action of the agent to act, picked uniformly from its action mask, with the
+  observation (``last()``) built before each one, as a learner would;
+- the baseline, a bare ``Hand`` random playout of the same rules: ``legal_moves()`` and
+  ``apply()`` only, no observation, so the difference is the environment's own cost;
+- RLCard's ``gin-rummy`` environment, if ``rlcard`` is importable: ``env.step`` with a random
+  legal action, its state (observation) built on each step as RLCard always does.
+
+Usage: ``python bench/env_speed.py [--hands N] [--seed S] [--repeat R] [--variant V]``
+(needs the env extra: ``pip install -e '.[env]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from ginproto import env as ginenv
+from ginproto.hand import Hand
+from ginproto.rules import Rules, Variant
+from ginproto.table import first_dealer, hand_deck
+
+
+def env_steps(make: Callable[[], Any], hands: int, seed: int) -> int:
+    """Play ``hands`` one-hand episodes with random legal actions; the number of steps."""
+    env = make()
+    rng = np.random.default_rng(seed)
+    steps = 0
+    for n in range(hands):
+        env.reset(seed=seed + n)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+    return steps
+
+
+def hand_steps(rules: Rules, hands: int, seed: int) -> int:
+    """The baseline: the same deals played out on a bare ``Hand`` with random legal moves."""
+    rng = random.Random(seed)
+    steps = 0
+    for n in range(hands):
+        hand = Hand(rules, hand_deck(seed + n, 0, 1), first_dealer(seed + n, 0))
+        while not hand.is_over:
+            moves = hand.legal_moves()
+            hand.apply(moves[rng.randrange(len(moves))])
+            steps += 1
+    return steps
+
+
+def rlcard_steps(hands: int, seed: int) -> int | None:
+    """RLCard's gin-rummy, if installed: random legal actions; ``None`` without RLCard."""
+    try:
+        rlcard: Any = importlib.import_module("rlcard")
+    except ImportError:
+        return None
+    env = rlcard.make("gin-rummy", config={"seed": seed})
+    rng = random.Random(seed)
+    steps = 0
+    for _ in range(hands):
+        state, _ = env.reset()
+        while not env.is_over():
+            state, _ = env.step(rng.choice(list(state["legal_actions"])))
+            steps += 1
+    return steps
+
+
+def rate(run: Callable[[], int | None], repeat: int) -> tuple[float, int] | None:
+    """The best steps per second over ``repeat`` passes, and the steps of one pass."""
+    best = 0.0
+    steps: int | None = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        steps = run()
+        if steps is None:
+            return None
+        best = max(best, steps / (time.perf_counter() - start))
+    assert steps is not None
+    return best, steps
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--hands", type=int, default=200, help="one-hand episodes per pass")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--repeat", type=int, default=3, help="passes; the best counts")
+    two_player = [v.value for v in Variant if v is not Variant.THREEHANDED]
+    parser.add_argument("--variant", default="standard", choices=two_player)
+    args = parser.parse_args(argv)
+    rules = Rules(variant=Variant(args.variant))
+    repeat = max(1, args.repeat)
+
+    hands, seed = args.hands, args.seed
+    rows: list[tuple[str, tuple[float, int] | None]] = [
+        ("bare Hand playout (baseline)", rate(lambda: hand_steps(rules, hands, seed), repeat)),
+        (
+            "ginproto.env.raw_env",
+            rate(lambda: env_steps(lambda: ginenv.raw_env(rules=rules), hands, seed), repeat),
+        ),
+        (
+            "ginproto.env.env (wrapped)",
+            rate(lambda: env_steps(lambda: ginenv.env(rules=rules), hands, seed), repeat),
+        ),
+        ("RLCard gin-rummy", rate(lambda: rlcard_steps(hands, seed), repeat)),
+    ]
+    base = rows[0][1]
+    assert base is not None
+    print(f"random legal actions, {args.hands} hands of {args.variant} per pass, best of {repeat}")
+    for name, measured in rows:
+        if measured is None:
+            print(f"  {name:<32} not measured (rlcard is not importable)")
+            continue
+        per_second, steps = measured
+        print(
+            f"  {name:<32} {per_second:>10,.0f} steps/s  ({steps} steps,"
+            f" {per_second / base[0]:.2f}x the baseline)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
