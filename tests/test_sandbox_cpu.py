@@ -320,12 +320,15 @@ def _memory_cgroup_of(pid: int) -> Path:
 @needs_sandbox
 @needs_cpu_cgroup
 def test_a_cpu_hog_no_longer_makes_its_opponent_time_out(tmp_path: Path) -> None:
-    """16 processes spin during the opponent's turns. Each sandboxed engine in a cpu cgroup
-    of its own, the opponent gets its fair share and keeps a 0.25 s move limit with 10 ms of
-    work a decision. (Without the cpu cgroup it gets 1/17 of the referee's autogroup, and
-    its decisions take a few hundred milliseconds on a busy machine.)"""
-    args = ["match", _engine("--spin", "16"), _engine("--work", "0.01"), "--games", "2"]
-    args += ["--seed", "1", "--rule", "target=1", "--tc", "inf", "--move-timeout", "0.25"]
+    """64 processes spin during the opponent's turns. Each sandboxed engine in a cpu cgroup
+    of its own (the hog's quota: one CPU, however many it spins), the opponent gets its fair
+    share and keeps a 1 s move limit with 10 ms of work a decision. Without the cpu cgroup it
+    would get 1/65 of the referee's autogroup, and its decisions would take over a second on
+    a busy machine. The limit is 1 s, not less, because the rest of the test run loads the
+    machine too: at 0.25 s (with 16 spinners) a decision once timed out under that load
+    alone."""
+    args = ["match", _engine("--spin", "64"), _engine("--work", "0.01"), "--games", "2"]
+    args += ["--seed", "1", "--rule", "target=1", "--tc", "inf", "--move-timeout", "1"]
     args += ["--startup-timeout", "30", "--name", "1=hog", "--name", "2=opponent"]
     args += ["--stderr-dir", "err", "--json", "-q"]
     done = _ginref(args, tmp_path, timeout=240)
@@ -334,7 +337,7 @@ def test_a_cpu_hog_no_longer_makes_its_opponent_time_out(tmp_path: Path) -> None
     opponent = {e["name"]: e for e in json.loads(done.stdout)["engines"]}["opponent"]
     assert opponent["faults"] == {}, (opponent, done.stderr)
     assert opponent["games"] == 2
-    assert _reported(tmp_path / "err", "spinning")[:1] == ["16"]  # the hog did spin
+    assert _reported(tmp_path / "err", "spinning")[:1] == ["64"]  # the hog did spin
     # Every engine's cgroups were removed (by their referee, which has ended).
     left = [p for base in support().cgroups.values() for p in base.glob(f"ginref-{done.pid}-*")]
     assert left == []
