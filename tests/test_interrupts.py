@@ -160,8 +160,10 @@ def assert_clean_exit(
 ) -> None:
     """Exit 130, no traceback nor click's abort, and nothing left running: no engine of the
     test, no worker of the referee's process group (a process ends a moment after it is
-    told to, so their absence is waited for, briefly)."""
-    assert process.returncode == 130, (out, err)
+    told to, so their absence is waited for, briefly). A second Ctrl-C that comes once the
+    command has written everything and is exiting ends it by the signal's own action, as
+    ``ginref`` lets it then (``referee.cli.main``): a shell says 130 for that too."""
+    assert process.returncode in (130, -signal.SIGINT), (out, err)
     assert "Traceback" not in err and "Aborted" not in err, err
     wait_for(lambda: not marked(marker), "the engines to end", timeout=5)
     wait_for(lambda: not in_group(process.pid), "the referee's workers to end", timeout=5)
