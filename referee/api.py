@@ -21,7 +21,8 @@ Hooks: ``on_start`` is called once the engines are checked, just before game 1, 
 about to be played; ``on_game`` with each game as it finishes, in order; ``on_warning`` with
 each warning line (the sandbox's, the CPU affinity's; default: the ``logging`` module);
 ``stop`` is asked as the games begin and between games, and once it says True no new game
-starts.
+starts; ``on_over`` is called as soon as no game is being played any more (a Ctrl-C before it
+has returned is still the games' own: the result so far comes with the interrupt).
 
 Nothing here prints. Mistakes in the arguments raise ``ValueError`` (``RulesError``,
 ``TimeControlError``, ``EngineSpecError``, ``ConfigError`` are kinds of it); what the referee
@@ -303,6 +304,7 @@ def play_match(
     on_game: Callable[[GameOutcome], None] | None = None,
     on_warning: Warn | None = None,
     stop: Callable[[], bool] | None = None,
+    on_over: Callable[[], None] | None = None,
 ) -> MatchResult:
     """Play a match between two engines (three for the three-player game), as ``ginref
     match`` does, and return its result.
@@ -395,6 +397,7 @@ def play_match(
         return _play_match(
             config, display, runner, page, cluster is None, made, _path(html),
             None if cluster is None else cluster.describe(), on_start, on_game, stop,
+            on_over,
         )
 
 
@@ -436,8 +439,11 @@ def _play_match(
     on_start: Callable[[MatchStart], None] | None,
     on_game: Callable[[GameOutcome], None] | None,
     stop: Callable[[], bool] | None,
+    on_over: Callable[[], None] | None = None,
 ) -> MatchResult:
-    """The games of `play_match`, its engines checked and named."""
+    """The games of `play_match`, its engines checked and named. ``on_over`` is called as
+    soon as no game is being played any more, within the reach of the Ctrl-C handling of
+    the games."""
     from ginproto.record import record_from_log
 
     shown = None
@@ -476,17 +482,27 @@ def _play_match(
         if on_game is not None:
             on_game(outcomes[-1])
 
+    result = None
+    late = False  # Ctrl-C as the games ended, before on_over had returned
     try:
-        result = run_match(config, display, finished, runner, stop)
+        try:
+            result = run_match(config, display, finished, runner, stop)
+        finally:
+            if on_over is not None:
+                on_over()
     except _Interrupted as exc:
         remove_if_empty(made)
         if html is not None and records:
             _match_report(records, html, display, config)
         raise MatchInterrupted(_match_result(config, display, exc.result, outcomes)) from None
-    except KeyboardInterrupt:  # before the first game started
-        remove_if_empty(made)
-        raise MatchInterrupted(None) from None
+    except KeyboardInterrupt:
+        if result is None:  # before the first game started
+            remove_if_empty(made)
+            raise MatchInterrupted(None) from None
+        late = True
     public = _match_result(config, display, result, outcomes)
+    if late:
+        raise MatchInterrupted(public)
     failed: ReportError | None = None
     try:  # Ctrl-C once the games are over: the result of every game, at once
         if html is not None:
@@ -534,6 +550,7 @@ def play_tournament(
     on_game: Callable[[Scheduled, GameResult], None] | None = None,
     on_warning: Warn | None = None,
     stop: Callable[[], bool] | None = None,
+    on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
     """Play a tournament (round-robin or gauntlet) and return its standings, as ``ginref
     tournament`` does.
@@ -550,7 +567,10 @@ def play_tournament(
     `Address`, or a `LivePage` the caller keeps open). ``on_game`` is called with each
     game's schedule entry and result; the other hooks are the module's. When ``stop`` ends
     the run early, the standings are those of the games stored (``standings.played`` of
-    ``standings.scheduled``); resume to play the rest.
+    ``standings.scheduled``); resume to play the rest. ``on_over`` is called as soon as no
+    game is being played any more (all played, or the run stopped), within the reach of the
+    Ctrl-C handling of the games: a ``KeyboardInterrupt`` before it returns still ends in
+    `TournamentInterrupted`, with the standings.
 
     Raises ``ConfigError`` for a config that cannot be used, ``StoreError`` for an output
     folder that holds another tournament (or, on resume, none, or other settings),
@@ -618,7 +638,7 @@ def play_tournament(
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
                     store, cfg, backend, directory, resuming, where, page, _path(html),
-                    on_start, on_game, stop,
+                    on_start, on_game, stop, on_over,
                 )
         finally:
             lock.release()
@@ -636,6 +656,7 @@ def _play_tournament(
     on_start: Callable[[TournamentStart], None] | None,
     on_game: Callable[[Scheduled, GameResult], None] | None,
     stop: Callable[[], bool] | None,
+    on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
     """The games of `play_tournament`, in its open store."""
     from referee.scheduling.standings import TournamentStandings
@@ -663,7 +684,11 @@ def _play_tournament(
     halt = stop or _never
     halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
     try:
-        run_tournament(store, cfg, backend, finished, stop=halt)
+        try:
+            run_tournament(store, cfg, backend, finished, stop=halt)
+        finally:
+            if on_over is not None:  # a Ctrl-C before it has returned is caught below
+                on_over()
     except KeyboardInterrupt:
         lost = True
     standings = TournamentStandings.from_store(store)

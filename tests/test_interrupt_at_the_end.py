@@ -193,3 +193,22 @@ def test_before_the_games_a_ctrl_c_is_what_it_was() -> None:
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, outside)
+
+
+def test_a_double_ctrl_c_lets_the_standings_be_shown_and_a_third_stops_at_once() -> None:
+    """Ctrl-C pressed twice: the first stops the tournament after the games in progress; the
+    second, if it comes once they are over and the standings are being written, is noted and
+    does not cut them short (the command then ends with 130). A third stops at once."""
+    from referee.cli.interrupts import interrupts
+
+    with interrupts(defer_first=True) as signals:
+        signals()  # the games begin
+        signal.raise_signal(signal.SIGINT)  # stop after the games in progress
+        signals.over()  # they are over: the standings are being written
+        try:
+            signal.raise_signal(signal.SIGINT)  # the double press's second
+        except KeyboardInterrupt:
+            pytest.fail("the second Ctrl-C of a double press cut the standings short")
+        assert signals.signum == signal.SIGINT
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)

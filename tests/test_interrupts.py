@@ -323,7 +323,7 @@ def test_ctrl_c_in_a_tournament_prints_the_standings_and_exits_130(
         done, total = store.counts()
     assert 1 <= done < total
     assert record_games(out_dir / RECORDS_NAME) == done
-    assert f"{done} of {total} games played" in out
+    assert f"{done} of {total} games played" in out, (process.returncode, err)
     assert out.count("Rank") == 1  # the standings
     assert f"Interrupted after {done} of {total} games" in err
     assert f"--resume {out_dir}" in err

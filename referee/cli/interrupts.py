@@ -9,7 +9,8 @@ follows the run's phase, so that no signal ever falls between two handlers:
   progress, a second one raises ``KeyboardInterrupt``;
 - once the games are over (the last one has ended, the results are shown, the live page may
   stay up): the first one is noted, and the command ends with 128 + its number (130 for
-  Ctrl-C) as soon as the results are shown, without keeping the page up; a second one raises
+  Ctrl-C) as soon as the results are shown, without keeping the page up; the next one is
+  noted too (a double press must not cut the standings short), and one more raises
   ``KeyboardInterrupt``.
 
 ``wait`` keeps the command (and its live page) up until a signal or a number of seconds,
@@ -50,6 +51,7 @@ class Interrupts:
         self.phase = Phase.BEFORE
         self.signum: int | None = None
         self.stopping = False
+        self.repeated = False  # a signal came again once the games were over
         self.previous: dict[int, Any] = {}
 
     def __call__(self) -> bool:
@@ -76,6 +78,12 @@ class Interrupts:
             self._as_before(signum, frame)
             return
         if self.stopping:
+            if self.phase is Phase.OVER and not self.repeated:
+                # The results are being shown, and the command ends right after them: a
+                # second Ctrl-C (a double press) must not cut the standings short. A third
+                # one stops at once all the same (standard output that nobody reads, say).
+                self.repeated = True
+                return
             raise KeyboardInterrupt
         self.signum = signum
         self.stopping = True

@@ -253,6 +253,7 @@ def match(
                 on_start=shown.start,
                 on_game=shown.game,
                 on_warning=_warn,
+                on_over=signals.over,
             )
         except api.MatchInterrupted as exc:
             shown.close()

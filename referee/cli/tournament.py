@@ -271,6 +271,7 @@ def tournament(
                 on_game=shown.game,
                 on_warning=_warn,
                 stop=signals,
+                on_over=signals.over,
             )
         except api.TournamentInterrupted as exc:
             standings, failed, lost = exc.standings, exc.report_error, True
