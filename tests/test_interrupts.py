@@ -185,7 +185,7 @@ def finished_games(path: Path) -> int:
 
 
 def tournament_config(folder: Path, marker: str, **keys: object) -> Path:
-    top = {"seed": 5, "games": 200, "tc": "inf", "output": "out", "sandbox": "off", **keys}
+    top = {"seed": 5, "games": 5000, "tc": "inf", "output": "out", "sandbox": "off", **keys}
     lines = [f"{k} = {json.dumps(v)}" for k, v in top.items()]
     lines += ["[rules]", "target = 1"]
     for command in ("random", "simple"):
@@ -238,7 +238,7 @@ def test_ctrl_c_while_ginref_is_still_loading(
     the command line is still being imported on a quiet machine: exit 130, one line. replay
     and stats may load in less than that; they are then interrupted waiting for their input."""
     args = {
-        "match": ["match", "random", "random", "--games", "1000", "--env", f"{MARK}={marker}",
+        "match": ["match", "random", "random", "--games", "100000", "--env", f"{MARK}={marker}",
                   *FAST],
         "tournament": ["tournament", str(tournament_config(tmp_path, marker))],
         "check": ["check", "random", "--no-sandbox", "--env", f"{MARK}={marker}"],
@@ -293,7 +293,8 @@ def test_ctrl_c_mid_match_prints_the_json_of_the_finished_games(
     """Two game workers (processes of the referee's own), so that none may outlive it."""
     record = tmp_path / "games.gin"
     process = start(
-        "match", "simple", "random", "--games", "1000", "--concurrency", "2", "--seed", "7",
+        # So many games that none of the test's waits, however slow, sees the match end.
+        "match", "simple", "random", "--games", "100000", "--concurrency", "2", "--seed", "7",
         "--record", str(record), "--json", "-q", "--env", f"{MARK}={marker}", *FAST,
     )
     wait_for(lambda: finished_games(record) >= 2, "two finished games")
@@ -304,7 +305,7 @@ def test_ctrl_c_mid_match_prints_the_json_of_the_finished_games(
     assert figures["games"] == played
     assert figures["stopped_early"] is True
     assert [e["games"] for e in figures["engines"]] == [played, played]
-    assert f"Interrupted after {played} of 1000 games" in err
+    assert f"Interrupted after {played} of 100000 games" in err
 
 
 @pytest.mark.parametrize("presses", [1, 2])
