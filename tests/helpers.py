@@ -16,7 +16,7 @@ import pytest
 from ginproto.cards import DECK, Card, parse_cards
 from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move
-from ginproto.rules import Rules
+from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, play_game
 
 
@@ -176,3 +176,15 @@ def thorough(full: int, quick: int) -> int:
     or ``pytest --slow``), ``quick`` in a developer's run of the README's test command. The
     flag is set by conftest.py before the test modules load."""
     return full if os.environ.get("GINPROTO_TESTS_THOROUGH") == "1" else quick
+
+
+# Every variant, and the rule options that change how a hand plays or scores: the rule sets
+# the random play-out tests (test_playouts, test_search) run through.
+RULE_SETS = [
+    Rules(variant=Variant.STANDARD),
+    Rules(variant=Variant.OKLAHOMA),
+    Rules(variant=Variant.OKLAHOMA, spade_double=True, oklahoma_ace_limit=0),
+    Rules(variant=Variant.HOLLYWOOD),
+    Rules(variant=Variant.THREEHANDED),
+    Rules(variant=Variant.STANDARD, big_gin=True, discard_taken=True, target=60),
+]

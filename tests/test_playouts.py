@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from helpers import KnockerPlayer, RandomPlayer, thorough
+from helpers import RULE_SETS, KnockerPlayer, RandomPlayer, thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,14 +20,7 @@ from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, GameLog, HandLog, Step, play_game
 
-VARIANTS = [
-    Rules(variant=Variant.STANDARD),
-    Rules(variant=Variant.OKLAHOMA),
-    Rules(variant=Variant.OKLAHOMA, spade_double=True, oklahoma_ace_limit=0),
-    Rules(variant=Variant.HOLLYWOOD),
-    Rules(variant=Variant.THREEHANDED),
-    Rules(variant=Variant.STANDARD, big_gin=True, discard_taken=True, target=60),
-]
+VARIANTS = RULE_SETS
 
 
 class Watcher:

@@ -9,7 +9,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from helpers import RandomPlayer, thorough
+from helpers import RULE_SETS, RandomPlayer, thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,15 +29,7 @@ from ginproto.search import (
 )
 from ginproto.table import Decision, Fault, play_game
 
-VARIANTS = [
-    Rules(variant=Variant.STANDARD),
-    Rules(variant=Variant.OKLAHOMA),
-    Rules(variant=Variant.OKLAHOMA, spade_double=True, oklahoma_ace_limit=0),
-    Rules(variant=Variant.HOLLYWOOD),
-    Rules(variant=Variant.THREEHANDED),
-    Rules(variant=Variant.STANDARD, big_gin=True, discard_taken=True, target=60),
-    Rules(variant=Variant.STANDARD, turn_cap=12),
-]
+VARIANTS = [*RULE_SETS, Rules(variant=Variant.STANDARD, turn_cap=12)]
 
 EXAMPLES = thorough(60, 20)
 SETTINGS = settings(
