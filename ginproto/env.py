@@ -39,6 +39,7 @@ __all__ = [
     "NUM_ACTIONS",
     "OBSERVATION_SIZE",
     "action_to_move",
+    "encode_observation",
     "env",
     "move_to_action",
     "raw_env",
@@ -146,7 +147,7 @@ Episode = Literal["hand", "game"]
 _RENDER_MODES = ("human", "ansi")
 
 
-def _encode(
+def encode_observation(
     view: GameView,
     rules: Rules,
     entry: Entry | None,
@@ -154,7 +155,11 @@ def _encode(
     to_decide: bool,
     out: npt.NDArray[np.float32],
 ) -> None:
-    """Write one player's observation into ``out`` (zeroed) from the core's view alone."""
+    """Write one player's observation into ``out`` (``OBSERVATION_SIZE`` zeros) from what the
+    core lets that player see: ``view`` (``Game.view``, with the sitter's advice to a captain),
+    ``entry`` (the game's last finished hand, or ``None`` before the first), whether the player
+    is asked for advice (the three-player sitter) and whether it is the agent to act. The
+    environment and ``gin-policy`` both observe through this function."""
     hand: HandView = view.hand
     planes = out[:ADVICE_OFFSET].reshape(CARD_PLANES, 52)
     scalars = out[SCALAR_OFFSET:]
@@ -456,7 +461,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         observation = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
         entry = game.entries[-1] if game.entries else None
         advising = acting and game.roles is not None and player == game.roles.sitter
-        _encode(self._view(player), self.rules, entry, advising, acting, observation)
+        encode_observation(self._view(player), self.rules, entry, advising, acting, observation)
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         if acting and self._hand is not None:
             for move in self._hand.legal_moves():
