@@ -4,8 +4,10 @@ Four figures from one run, each the best of ``--repeat`` passes over the same se
 passes take turns, one of each, so a change of the machine's load falls on all alike):
 
 - ``ginproto.env`` (the raw AEC environment, and the wrapped one ``ginproto.env.env()``): one
-  step is one action of the agent to act, picked uniformly from its action mask, with the
-  observation (``last()``) built before each one, as a learner would;
+  step is one action of the agent to act, picked uniformly from its action mask (with Python's
+  ``random``, as for RLCard below, so that the loops' own costs are alike; the actions are in
+  the order of the core's legal moves, so the environment plays the very moves of the
+  baseline), with the observation (``last()``) built before each one, as a learner would;
 - the baseline, a bare ``Hand`` random playout of the same rules: ``legal_moves()`` and
   ``apply()`` only, no observation, so the difference is the environment's own cost;
 - RLCard's ``gin-rummy`` environment, if ``rlcard`` is importable: ``env.step`` with a random
@@ -32,8 +34,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np
-
 from ginproto import env as ginenv
 from ginproto.hand import Hand
 from ginproto.rules import Rules, Variant
@@ -43,7 +43,7 @@ from ginproto.table import first_dealer, hand_deck
 def env_steps(make: Callable[[], Any], hands: int, seed: int) -> int:
     """Play ``hands`` one-hand episodes with random legal actions; the number of steps."""
     env = make()
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     steps = 0
     for n in range(hands):
         env.reset(seed=seed + n)
@@ -52,8 +52,7 @@ def env_steps(make: Callable[[], Any], hands: int, seed: int) -> int:
             if term or trunc:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
+            env.step(rng.choice(obs["action_mask"].nonzero()[0].tolist()))
             steps += 1
     return steps
 

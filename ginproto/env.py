@@ -145,6 +145,7 @@ SCALARS = 38
 OBSERVATION_SIZE = SCALAR_OFFSET + SCALARS
 
 _PHASES = (Phase.OFFER, Phase.DRAW, Phase.DISCARD, Phase.OVER)
+_OVER = Phase.OVER
 _OUTCOMES = (Outcome.KNOCK, Outcome.GIN, Outcome.BIG_GIN, Outcome.UNDERCUT, Outcome.DRAW)
 _KIND_STOCK, _KIND_DISCARD, _KIND_KNOCK = MoveKind.STOCK, MoveKind.DISCARD, MoveKind.KNOCK
 _KIND_PASS = MoveKind.PASS
@@ -405,6 +406,11 @@ class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):  # type: ign
         self._raw = env.unwrapped
         super().__init__(env)
 
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """The raw environment's (no wrapper changes the spaces), asked at once: ``step``
+        checks every action against it."""
+        return self._raw.action_space(agent)  # type: ignore[no-any-return]
+
 
 @_reads_state_directly
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
@@ -493,7 +499,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         # Each player's observation of the hand in play, brought up to date when observed.
         self._trackers = [_Tracker() for _ in range(rules.players)]
         # The action mask of the agent to act, made once a step (the wrappers observe too).
-        self._mask: npt.NDArray[np.int8] | None = None
+        self._mask: bytearray | None = None
         # Each agent's observation of a finished game or hand, made once, emptied at each step.
         self._observed: dict[str, npt.NDArray[np.float32]] = {}
 
@@ -584,7 +590,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             self._advice, self._advice_due = move, False
         else:
             game.apply(move, player)
-            if hand.phase is Phase.OVER:
+            if hand.phase is _OVER:
                 ended = self._hand_over(game)
             elif roles is not None:
                 self._advice, self._advice_due = None, True
@@ -678,13 +684,13 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
         mask = self._mask
         if mask is None:
-            ones = bytearray(NUM_ACTIONS)
+            mask = self._mask = bytearray(NUM_ACTIONS)
             action_of = _ACTION_OF_ID.get
             for move in hand.legal_moves():
                 action = action_of(id(move))
-                ones[_ACTION_OF[move] if action is None else action] = 1
-            mask = self._mask = np.frombuffer(ones, dtype=np.int8)
-        return {"observation": observation, "action_mask": mask.copy()}
+                mask[_ACTION_OF[move] if action is None else action] = 1
+        # A NumPy array over a copy of the mask's bytes: the caller's alone.
+        return {"observation": observation, "action_mask": np.frombuffer(mask.copy(), np.int8)}
 
     def legal_moves(self) -> list[Move]:
         """The core's legal moves for the agent to act (the moves of the mask)."""
