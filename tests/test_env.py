@@ -28,6 +28,7 @@ if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
 
 import numpy as np
 from pettingzoo.test import api_test, seed_test
+from pettingzoo.utils import wrappers
 
 from ginproto import env as ginenv
 
@@ -76,6 +77,47 @@ def test_pettingzoo_api_test_passes_for_whole_games(variant: str) -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_pettingzoo_seed_test_passes(variant: str, episode: str) -> None:
     seed_test(lambda: ginenv.env(variant=variant, episode=episode), num_cycles=300)
+
+
+def _pettingzoo_wrapped(variant: str) -> Any:
+    """The raw environment in PettingZoo's own three wrappers, as env() wrapped it before."""
+    wrapped: Any = ginenv.raw_env(variant=variant)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+@pytest.mark.parametrize("variant", ["standard", "threehanded"])
+def test_the_wrappers_behave_as_pettingzoos_own(variant: str) -> None:
+    # env()'s wrappers read the raw environment's state directly: before a reset, along play
+    # with now and then an illegal action, everything seen must be what PettingZoo's give.
+    runs = []
+    for make in (lambda: ginenv.env(variant=variant), lambda: _pettingzoo_wrapped(variant)):
+        env = make()
+        seen: list[Any] = [str(env), env.action_space("player_0")]
+        for name in ("agents", "agent_selection", "rewards", "_cumulative_rewards", "infos"):
+            try:
+                seen.append(getattr(env, name))
+            except AttributeError as error:
+                seen.append(str(error))
+        rng = random.Random(variant)
+        for seed in range(8):
+            env.reset(seed=seed)
+            for agent in env.agent_iter():
+                obs, reward, term, trunc, info = env.last()
+                seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+                seen.append((reward, term, trunc, info, env.rewards, env.terminations))
+                seen.append((env.truncations, env.agents, env._cumulative_rewards))
+                mask = obs["action_mask"]
+                if term or trunc:
+                    action = None
+                elif rng.random() < 0.01:
+                    action = rng.choice(np.flatnonzero(mask == 0).tolist())  # illegal
+                else:
+                    action = rng.choice(np.flatnonzero(mask).tolist())
+                env.step(action)
+        runs.append(seen)
+    assert runs[0] == runs[1]
 
 
 # -- the action table ---------------------------------------------------------------------
