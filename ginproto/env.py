@@ -218,9 +218,6 @@ def encode_observation(
     if view.advice is not None:
         ones.append(ADVICE_OFFSET + move_to_action(view.advice))
 
-    players = rules.players
-    me = view.player
-    by_position = {(me + i) % players: i for i in range(players)}
     ones.append(_PHASE_AT + _PHASES.index(hand.phase))
     at = [_ADVISING_AT, _TO_DECIDE_AT, _DEALER_AT, _STOCK_AT, _KNOCK_LIMIT_AT, _TURNS_AT]
     values = [
@@ -232,8 +229,32 @@ def encode_observation(
         turns / rules.turn_cap,
     ]
     if view.roles is not None:
-        role = ("box", "captain", "sitter").index(str(view.roles.role_of(me)))
+        role = ("box", "captain", "sitter").index(str(view.roles.role_of(view.player)))
         ones.append(SCALAR_OFFSET + S_ROLE + role)
+    _encode_game(view, rules, entry, ones, at, values)
+    out[ones] = 1.0
+    out[at] = values
+
+
+_GAME_PLANES = slice(PLANE_KNOCKER_MELDS * 52, CARD_PLANES * 52)
+_GAME_SCALARS = slice(SCALAR_OFFSET + S_SCORES, OBSERVATION_SIZE)
+
+
+def _encode_game(
+    view: GameView,
+    rules: Rules,
+    entry: Entry | None,
+    ones: list[int],
+    at: list[int],
+    values: list[float],
+) -> None:
+    """``encode_observation``'s part for the game: the scores, the closed games, the hand
+    number and the last finished hand (``entry``), the values of ``_GAME_PLANES`` and
+    ``_GAME_SCALARS``: the flat offsets of its ones added to ``ones``, the other offsets and
+    their values to ``at`` and ``values``."""
+    players = rules.players
+    me = view.player
+    by_position = {(me + i) % players: i for i in range(players)}
     for column, totals in enumerate(view.totals):
         for player, total in enumerate(totals):
             at.append(SCALAR_OFFSET + S_SCORES + 3 * column + by_position[player])
@@ -266,8 +287,6 @@ def encode_observation(
                 for card in meld.cards
             ]
             ones += [PLANE_DEFENDER_DEADWOOD * 52 + card.index for card in defender.deadwood_cards]
-    out[ones] = 1.0
-    out[at] = values
 
 
 # -- following a hand ---------------------------------------------------------------------
@@ -287,7 +306,7 @@ class _Tracker:
     The values are a C float array (``values``), written item by item at a fraction of the
     cost of NumPy's scalar writes; ``array`` is the NumPy view of the same memory."""
 
-    __slots__ = ("array", "hand", "phase", "pile", "seat", "seen", "turn_cap", "values")
+    __slots__ = ("array", "finished", "hand", "phase", "pile", "seat", "seen", "turn_cap", "values")
 
     def __init__(self) -> None:
         self.values = array("f", bytes(4 * OBSERVATION_SIZE))
@@ -298,6 +317,7 @@ class _Tracker:
         self.pile: list[int] = []  # the discard pile's card indexes, as of those turns
         self.phase = 0  # the phase written, by index in _PHASES
         self.turn_cap = 1
+        self.finished = False  # whether the array shows the hand's end (``finish``)
 
     def start(self, game: Game, player: int) -> None:
         """Encode ``player``'s view of the hand just dealt."""
@@ -312,6 +332,22 @@ class _Tracker:
         self.pile = [card.index for card in hand.pile]
         self.phase = _PHASES.index(hand.phase)
         self.turn_cap = game.rules.turn_cap
+        self.finished = False
+
+    def finish(self, hand: Hand, view: GameView, rules: Rules, entry: Entry) -> None:
+        """Show the end of ``hand`` (the one followed) as ``view`` sees it: its last turns, and
+        the game's part encoded again, with the final scores and the showdown (``entry``)."""
+        self.update(hand)
+        array = self.array
+        array[_GAME_PLANES] = 0.0
+        array[_GAME_SCALARS] = 0.0
+        ones: list[int] = []
+        at: list[int] = []
+        values: list[float] = []
+        _encode_game(view, rules, entry, ones, at, values)
+        array[ones] = 1.0
+        array[at] = values
+        self.finished = True
 
     def update(self, hand: Hand) -> None:
         """Write the turns the seat has seen since the last update (the planes of the hand, the
@@ -656,19 +692,23 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         player = self._player_of[agent]
         acting = agent == self.agent_selection and not self.terminations.get(agent, True)
         roles = game.roles
+        tracker = self._trackers[player]
         if game.hand is None:  # the game or the episode's hand is over: no one acts
-            observation = self._observed.get(agent)
-            if observation is None:
-                observation = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-                entry = game.entries[-1]
-                advising = acting and roles is not None and player == roles.sitter
-                encode_observation(
-                    self._view(player), self.rules, entry, advising, acting, observation
-                )
-                self._observed[agent] = observation
-            observation = observation.copy()
+            if tracker.hand is hand:  # followed to the end
+                if not tracker.finished:
+                    tracker.finish(hand, self._view(player), self.rules, game.entries[-1])
+                observation = tracker.array.copy()
+            else:  # never observed during the hand: encoded from the whole view, once
+                cached = self._observed.get(agent)
+                if cached is None:
+                    cached = self._observed[agent] = np.zeros(OBSERVATION_SIZE, np.float32)
+                    entry = game.entries[-1]
+                    advising = acting and roles is not None and player == roles.sitter
+                    encode_observation(
+                        self._view(player), self.rules, entry, advising, acting, cached
+                    )
+                observation = cached.copy()
         else:
-            tracker = self._trackers[player]
             if tracker.hand is hand:
                 tracker.update(hand)
             else:
