@@ -4,9 +4,10 @@ The environment is a thin layer over ``Game`` and ``Hand``. It judges nothing it
 legal moves (the action mask) are ``Hand.legal_moves()``, every action is played with
 ``Game.apply`` (a knock's melds are chosen by the core, the lay-offs and the score too), and
 each observation is encoded from what the core lets one player see (``Game.view``, and the
-finished hand's ``Entry`` that every player is shown). Chance comes from the seed through
-the table's own functions (``ginproto.table``), so ``reset(seed=s)`` deals what a referee
-game of seed ``s`` deals.
+finished hand's ``Entry`` that every player is shown; ``encode_observation`` encodes a whole
+view, and the environment follows each hand from there turn by turn, to the same values).
+Chance comes from the seed through the table's own functions (``ginproto.table``), so
+``reset(seed=s)`` deals what a referee game of seed ``s`` deals.
 
 Needs the optional extra ``env`` (``pip install 'ginproto[env]'``: PettingZoo, Gymnasium,
 NumPy); ``import ginproto`` alone never loads them. docs/ENV.md documents the spaces, the
