@@ -197,8 +197,9 @@ def encode_observation(
             if pile:
                 pile.pop()
     out[ones] = 1.0
-    if view.advice is not None:
-        out[ADVICE_OFFSET + move_to_action(view.advice)] = 1.0
+    advice = view.advice
+    if advice is not None:  # a knock's declared melds are not shown: the action has none
+        out[ADVICE_OFFSET + _ACTION_OF[Move(advice.kind, advice.card)]] = 1.0
 
     players = rules.players
     me = view.player
@@ -383,9 +384,23 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        assert action is not None
+        self._play(agent, action_to_move(int(action)))
+
+    def play(self, move: Move) -> None:
+        """Play ``move`` for the agent to act, as ``step`` plays an action's move: for a
+        player whose moves are ``Move`` objects (a built-in engine in process), a knock's
+        declared melds included. Raises ``IllegalMoveError`` for a move the rules forbid, and
+        ``ValueError`` when the episode is over."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            raise ValueError("the episode is over: reset() starts another")
+        self._observed = {}
+        self._play(agent, move)
+
+    def _play(self, agent: str, move: Move) -> None:
         game, hand = self.game, self._hand
-        assert game is not None and hand is not None and action is not None
-        move = action_to_move(int(action))
+        assert game is not None and hand is not None
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         player = self.possible_agents.index(agent)
@@ -422,6 +437,16 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             self.terminations = dict.fromkeys(self.agents, True)
         else:
             self._deal()
+
+    @property
+    def advice_due(self) -> bool:
+        """Whether the agent to act is the three-player sitter, asked for advice."""
+        return self._advice_due
+
+    @property
+    def advice(self) -> Move | None:
+        """The sitter's advice on the captain's decision to come, once given."""
+        return self._advice
 
     # -- observing ------------------------------------------------------------------------
     def _view(self, player: int) -> GameView:
@@ -497,3 +522,14 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
 
     def close(self) -> None:
         pass
+
+
+def _register() -> None:
+    """Register the single-agent Gymnasium environment (``ginproto.gym_env``) by its id."""
+    from gymnasium.envs.registration import register, registry
+
+    if "ginproto/GinRummy-v0" not in registry:
+        register(id="ginproto/GinRummy-v0", entry_point="ginproto.gym_env:GinRummyEnv")
+
+
+_register()
