@@ -18,7 +18,10 @@ steps between two of the learner's actions. The environment judges nothing: ever
 engines' included, is played through the rules core.
 
 An action outside the mask ends the episode, with ``illegal_reward`` (-1) for the learner and
-the move and the reason in ``info["illegal"]``, as ``ginproto.env.env()`` rules it.
+the move and the reason in ``info["illegal"]``, as ``ginproto.env.env()`` rules it. A hand
+that ends before the learner's first decision (an engine knocks on its first turn) is no
+episode: ``reset`` deals the seed's next game instead and reports the learner's reward of each
+such hand in ``info["skipped"]``.
 """
 
 from __future__ import annotations
@@ -115,11 +118,18 @@ class GinRummyEnv(gymnasium.Env[Observation, np.int64]):
             for other in self.opponents.values():
                 if isinstance(other, Engine) and any(o.name == "Seed" for o in other.options):
                     other.set_option("Seed", str(seed % 2**31))
-        self._entries = 0
-        self._over = False
-        reward = self._play_others()
-        assert reward == 0.0  # nothing is scored before the learner's first decision
-        return self._observe(), {}
+        skipped: list[float] = []
+        while True:
+            self._entries = 0
+            self._over = False
+            reward = self._play_others()
+            if not self._over:
+                break
+            # The hand ended before the learner's first decision (a knock on the first turn
+            # of the other player): its reward is reported, and the next game key is dealt.
+            skipped.append(reward)
+            self.game_env.reset()
+        return self._observe(), {"skipped": skipped} if skipped else {}
 
     def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the engines' moves up to its next decision (or the

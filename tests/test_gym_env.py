@@ -106,6 +106,20 @@ def test_a_hands_reward_is_the_learners_points() -> None:
         assert total == (expected if entry.winner == 0 else -expected)
 
 
+def test_a_hand_over_before_the_learner_decides_is_reported_and_skipped() -> None:
+    """Seed 15229585: simple takes the first upcard and knocks at once, for 47 points."""
+    env = GinRummyEnv(opponent="simple")
+    observation, info = env.reset(seed=15229585)
+    assert info == {"skipped": [-47.0]}
+    assert observation["action_mask"].any()
+    game = env.game_env.game
+    assert game is not None and game.hand is not None and not game.entries
+    again = GinRummyEnv(opponent="simple", episode="game")
+    _, info = again.reset(seed=15229585)  # in a whole game the next hand follows
+    assert info == {} and again.game_env.game is not None
+    assert len(again.game_env.game.entries) == 1
+
+
 def test_an_illegal_action_ends_the_episode_with_a_reason() -> None:
     env = GinRummyEnv(opponent="simple")
     observation, _ = env.reset(seed=3)
