@@ -1,0 +1,152 @@
+"""One rules engine: the environment (``ginproto.env``) and the referee (``ginref`` with
+``gin-policy`` engines) play the same game alike, in every variant.
+
+A deterministic policy (tests/engines/policy_agreement.py: a choice hashed from the whole
+observation and mask) plays a whole game of seed S in the environment (``reset(seed=S)``), and
+plays every seat of a one-game ``ginref match --seed S`` through ``gin-policy``. Then:
+
+- every decision showed the same observation and the same action mask: the policy logs a hash
+  of both at each decision, in the referee's engines as in the environment;
+- the same player made the same move at each step, the three-player sitter's advice included
+  (the record's moves against the environment's agents and actions);
+- every hand was dealt by the same player with the same roles, and ended with the same
+  showdown, lay-offs, result and totals, and the game with the same end (the record's lines
+  against the lines the record writer makes of the environment's game).
+
+The referee runs bare (``--no-sandbox``): the sandbox has tests of its own, and the policy must
+write its log where the test reads it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ginproto.env import move_to_action, raw_env
+from ginproto.record import (
+    Advice,
+    End,
+    HandStart,
+    LayOff,
+    Play,
+    Result,
+    Show,
+    Totals,
+    end_event,
+    entry_events,
+    read_games,
+)
+from ginproto.rules import Rules
+from referee.cli import cli
+
+POLICY = Path(__file__).parent / "engines" / "policy_agreement.py"
+GIN_POLICY = str(Path(sys.executable).with_name("gin-policy"))
+
+# (variant, rule options as ginref's --rule takes them, seed). A target of 50 keeps the games
+# short (a few hands, a few hundred decisions) while each plays several hands, so that the
+# observations also carry a previous hand's showdown and the scores.
+CASES = [
+    ("standard", {"target": "50"}, 3),
+    ("oklahoma", {"target": "50"}, 3),
+    ("hollywood", {"target": "50"}, 3),
+    ("threehanded", {"target": "50"}, 3),
+    ("standard", {"target": "50", "big_gin": "true", "discard_taken": "true"}, 4),
+]
+
+Step = tuple[str, int, int]  # ("play" or "advise", player number, action)
+
+
+def _policy() -> ModuleType:
+    """The policy module, loaded from its file (its folder stays off sys.path)."""
+    spec = importlib.util.spec_from_file_location("policy_agreement", POLICY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def play_in_the_environment(rules: Rules, seed: int) -> tuple[list[Step], list[str], Any]:
+    """The game of ``seed`` in the environment: its steps, the hash of each decision's
+    observation and mask, and the core's ``Game`` at the end."""
+    policy = _policy()
+    env = raw_env(rules=rules, episode="game")
+    env.reset(seed=seed)
+    steps: list[Step] = []
+    seen: list[str] = []
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        player = env.possible_agents.index(agent)
+        game = env.game
+        mover = game.seats[game.hand.to_move]
+        kind = "play" if player == mover else "advise"  # the sitter acts before its captain
+        action = int(policy.act(observation))
+        seen.append(policy.digest(observation))
+        steps.append((kind, player, action))
+        env.step(action)
+    return steps, seen, env.game
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "seed"),
+    CASES,
+    ids=["-".join([v, *(o for o in options if o != "target")]) for v, options, _ in CASES],
+)
+def test_the_environment_and_the_referee_play_the_same_game(
+    variant: str, options: dict[str, str], seed: int, tmp_path: Path
+) -> None:
+    rules = Rules.from_params({"variant": variant, **options})
+    steps, seen, game = play_in_the_environment(rules, seed)
+
+    record, log = tmp_path / "game.gin", tmp_path / "decisions.log"
+    engine = f"{GIN_POLICY} {POLICY}:act"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "match",
+            *[engine] * rules.players,
+            "--variant",
+            variant,
+            *[arg for name, value in options.items() for arg in ("--rule", f"{name}={value}")],
+            "--seed",
+            str(seed),
+            "--games",
+            "1",
+            "--record",
+            str(record),
+            "--env",
+            f"GIN_POLICY_LOG={log}",
+            "--no-sandbox",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    (played,) = read_games(record)
+    assert played.rules() == rules
+    assert (played.header("Seed"), played.header("Key")) == (str(seed), "0")
+
+    # Each decision: the same observation and mask (in the referee's order of decisions).
+    assert log.read_text().split() == seen
+    # Each move: the same player, the same action, the advice in its place.
+    moves = [
+        ("advise" if isinstance(e, Advice) else "play", e.player, move_to_action(e.move))
+        for e in played.events
+        if isinstance(e, Play | Advice)
+    ]
+    assert moves == steps
+    # Each hand: the same dealer and roles, showdown, lay-offs, result and totals; the end.
+    hands = [(e.number, e.dealer, e.roles) for e in played.events if isinstance(e, HandStart)]
+    assert hands == [(e.number, e.dealer, e.roles) for e in game.entries]
+    derived = [e for e in played.events if isinstance(e, Show | LayOff | Result | Totals | End)]
+    expected = [event for entry in game.entries for event in entry_events(entry, rules)]
+    assert derived == [*expected, end_event(game)]
+    assert game.is_over and len(game.entries) >= 2
+
