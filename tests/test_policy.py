@@ -23,6 +23,8 @@ from ginproto.record import FaultLine, read_games
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, play_game
 from referee.cli import cli
+from referee.engines._sandbox_view import needed
+from referee.engines.diagnose import command_problem
 from referee.engines.sandbox import support
 
 BIN = Path(sys.executable).parent
@@ -223,6 +225,19 @@ def test_a_bad_spec_is_one_line_and_a_non_zero_exit(
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("gin-policy: ")
     assert message.format(d=tmp_path) in result.stderr
+
+
+def test_the_sandbox_shows_the_file_of_a_file_colon_name_argument(tmp_path: Path) -> None:
+    bot = write(tmp_path / "x", "mybot.py", BOT)
+    shown = needed([GIN_POLICY, f"{bot}:act"], "/", os.defpath)
+    assert str(bot.parent) in shown
+    assert not any(str(tmp_path / "x" / "mybot.py:act") in d for d in shown)
+
+
+def test_a_program_of_the_referee_environment_off_path_is_named_with_its_path() -> None:
+    problem = command_problem(["gin-policy", "mybot.py:act"], env={"PATH": "/usr/bin:/bin"})
+    assert problem is not None
+    assert f"'{GIN_POLICY} mybot.py:act'" in problem and "not on PATH" in problem
 
 
 def test_help_says_how_to_use_it() -> None:
