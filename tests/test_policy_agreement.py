@@ -2,8 +2,9 @@
 ``gin-policy`` engines) play the same game alike, in every variant.
 
 A deterministic policy (tests/engines/policy_agreement.py: a choice hashed from the whole
-observation and mask) plays a whole game of seed S in the environment (``reset(seed=S)``), and
-plays every seat of a one-game ``ginref match --seed S`` through ``gin-policy``. Then:
+observation and mask) plays whole games of seed S in the environment (``reset(seed=S)``, then
+``reset()`` for the next game key), and plays every seat of a ``ginref match --seed S`` of as
+many games through ``gin-policy``. Then, game by game:
 
 - every decision showed the same observation and the same action mask: the policy logs a hash
   of both at each decision, in the referee's engines as in the environment;
