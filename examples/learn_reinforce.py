@@ -14,14 +14,13 @@ Usage (needs the env extra, ``pip install -e '.[env]'``)::
     python examples/learn_reinforce.py --minutes 1 --games 20
     python examples/learn_reinforce.py --play     # play the saved weights only
 
-The weights are saved beside this file (``learn_reinforce.npz``), or at ``--weights``; ``act``
-reads them from the path in ``GINPROTO_POLICY_WEIGHTS`` when it is set.
+The weights are saved beside this file (``learn_reinforce.npz``), where ``act`` reads them:
+the sandbox shows the engine this file's folder, read-only.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -65,7 +64,8 @@ class Policy:
         return int(np.argmax(probs))
 
     def save(self, path: Path) -> None:
-        np.savez(path, **self.params)
+        p = self.params
+        np.savez(path, w1=p["w1"], b1=p["b1"], w2=p["w2"], b2=p["b2"])
 
     @classmethod
     def load(cls, path: Path) -> Policy:
@@ -158,23 +158,22 @@ def act(observation: dict[str, npt.NDArray[Any]]) -> int:
     """The engine's function for ``gin-policy examples/learn_reinforce.py:act``."""
     global _loaded
     if _loaded is None:
-        path = Path(os.environ.get("GINPROTO_POLICY_WEIGHTS", WEIGHTS))
-        if not path.exists():
-            raise SystemExit(f"no trained weights at {path}: run python {__file__} first")
-        _loaded = Policy.load(path)
+        if not WEIGHTS.exists():
+            raise SystemExit(f"no trained weights at {WEIGHTS}: run python {__file__} first")
+        _loaded = Policy.load(WEIGHTS)
     return _loaded.act(observation)
 
 
-def play(weights: Path, games: int, seed: int) -> int:
+def play(games: int, seed: int) -> int:
     """Two matches through the referee, the trained policy against random and simple."""
     ginref = shutil.which("ginref") or str(Path(sys.executable).with_name("ginref"))
-    policy = f"gin-policy {Path(__file__).resolve()}:act"
-    env = dict(os.environ, GINPROTO_POLICY_WEIGHTS=str(weights.resolve()))
+    gin_policy = shutil.which("gin-policy") or str(Path(sys.executable).with_name("gin-policy"))
+    policy = f"{gin_policy} {Path(__file__).resolve()}:act"
     status = 0
     for opponent in ("random", "simple"):
         command = [ginref, "match", policy, opponent, "--games", str(games), "--seed", str(seed)]
         print("\n$ " + " ".join(f"'{c}'" if " " in c else c for c in command), flush=True)
-        status |= subprocess.run(command, env=env, check=False).returncode
+        status |= subprocess.run(command, check=False).returncode
     return status
 
 
@@ -184,15 +183,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--opponent", default="simple", help="the engine to train against")
     parser.add_argument("--games", type=int, default=40, help="games of each match")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--weights", type=Path, default=WEIGHTS)
     parser.add_argument("--play", action="store_true", help="play the saved weights only")
     parser.add_argument("--log-every", type=int, default=1000, help="hands between reports")
     args = parser.parse_args(argv)
     if not args.play:
         policy = train(args.minutes, args.opponent, args.seed, args.log_every)
-        policy.save(args.weights)
-        print(f"weights saved to {args.weights}")
-    return play(args.weights, args.games, args.seed)
+        policy.save(WEIGHTS)
+        print(f"weights saved to {WEIGHTS}")
+    elif not WEIGHTS.exists():
+        parser.error(f"no trained weights at {WEIGHTS}: run without --play first")
+    return play(args.games, args.seed)
 
 
 if __name__ == "__main__":
