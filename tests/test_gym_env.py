@@ -77,7 +77,7 @@ def test_the_engines_are_asked_what_the_table_asks_them(variant: str, player: in
     """Random engines answer from the whole view and the decision: the same game as the
     table's, hand by hand, shows that the environment asks them exactly what it asks."""
     rules = _short(variant)
-    for seed in (11, 12):
+    for seed in (11,):
         game, total = _mirror_play(variant, seed, player)
         players = [RandomEngine() for _ in range(rules.players)]
         for engine in players:
