@@ -14,9 +14,14 @@ spec/PROTOCOL.md alone and runs under ``node``. ``openspiel:simple`` is OpenSpie
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ginproto.sdk import Engine
 
 _MODULES: dict[str, str] = {
     "random": "engines.random_engine",
@@ -24,6 +29,14 @@ _MODULES: dict[str, str] = {
     "expert": "engines.expert_engine",
     "camper": "engines.camper_engine",
 }
+
+_CLASSES: dict[str, str] = {
+    "random": "RandomEngine",
+    "simple": "SimpleEngine",
+    "expert": "ExpertEngine",
+    "camper": "CamperEngine",
+}
+"""The engine class of each module in ``_MODULES``, for playing in process."""
 
 _MODULE_ARGS: dict[str, tuple[str, ...]] = {
     "openspiel:simple": ("engines.openspiel_engine", "simple"),
@@ -66,4 +79,18 @@ class _Builtin(Mapping[str, list[str]]):
 BUILTIN: Mapping[str, list[str]] = _Builtin()
 """The built-in engines: ``BUILTIN["random"]`` is the argv of the random engine."""
 
-__all__ = ["BUILTIN"]
+IN_PROCESS: tuple[str, ...] = tuple(_MODULES)
+"""The built-in engines that ``in_process`` makes."""
+
+
+def in_process(name: str) -> Engine:
+    """A new object of the built-in engine ``name`` (one of ``IN_PROCESS``), to play in process
+    (an SDK ``Engine`` is a ``ginproto.table.Player``). Raises ``ValueError`` for another name."""
+    if name not in _MODULES:
+        known = ", ".join(IN_PROCESS)
+        raise ValueError(f"no built-in engine {name!r} plays in process (one of: {known})")
+    engine: Engine = getattr(importlib.import_module(_MODULES[name]), _CLASSES[name])()
+    return engine
+
+
+__all__ = ["BUILTIN", "IN_PROCESS", "in_process"]

@@ -77,9 +77,11 @@ _ACTION_OF: dict[Move, int] = {move: action for action, move in enumerate(ACTION
 _ACTION_OF_ID: dict[int, int] = {id(move): action for action, move in enumerate(ACTIONS)}
 
 
-def _action_of(move: Move) -> int:
-    action = _ACTION_OF_ID.get(id(move))
-    return _ACTION_OF[move] if action is None else action
+def _advice_action(advice: Move) -> int:
+    """The action shown for the sitter's advice: a knock's declared melds are not shown (the
+    action has none)."""
+    action = _ACTION_OF_ID.get(id(advice))
+    return _ACTION_OF[Move(advice.kind, advice.card)] if action is None else action
 
 
 def action_to_move(action: int) -> Move:
@@ -217,7 +219,7 @@ def encode_observation(
             if pile:
                 pile.pop()
     if view.advice is not None:
-        ones.append(ADVICE_OFFSET + move_to_action(view.advice))
+        ones.append(ADVICE_OFFSET + _advice_action(view.advice))
 
     ones.append(_PHASE_AT + _PHASES.index(hand.phase))
     at = [_ADVISING_AT, _TO_DECIDE_AT, _DEALER_AT, _STOCK_AT, _KNOCK_LIMIT_AT, _TURNS_AT]
@@ -609,15 +611,30 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
     # -- playing --------------------------------------------------------------------------
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
-        self._mask = None
-        if self._observed:
-            self._observed = {}
         if self.terminations[agent] or self.truncations[agent]:
+            self._mask = None
+            self._observed = {}
             self._was_dead_step(action)
             return
+        assert action is not None
+        self._play(agent, action_to_move(int(action)))
+
+    def play(self, move: Move) -> None:
+        """Play ``move`` for the agent to act, as ``step`` plays an action's move: for a
+        player whose moves are ``Move`` objects (a built-in engine in process), a knock's
+        declared melds included. Raises ``IllegalMoveError`` for a move the rules forbid, and
+        ``ValueError`` when the episode is over."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            raise ValueError("the episode is over: reset() starts another")
+        self._play(agent, move)
+
+    def _play(self, agent: str, move: Move) -> None:
+        self._mask = None  # what was observed is of the state before the move
+        if self._observed:
+            self._observed = {}
         game, hand = self.game, self._hand
-        assert game is not None and hand is not None and action is not None
-        move = action_to_move(int(action))
+        assert game is not None and hand is not None
         self._cumulative_rewards[agent] = 0.0
         player = self._player_of[agent]
         roles = game.roles
@@ -660,6 +677,16 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self.terminations = dict.fromkeys(self.agents, True)
         self._accumulate_rewards()
         return True
+
+    @property
+    def advice_due(self) -> bool:
+        """Whether the agent to act is the three-player sitter, asked for advice."""
+        return self._advice_due
+
+    @property
+    def advice(self) -> Move | None:
+        """The sitter's advice on the captain's decision to come, once given."""
+        return self._advice
 
     # -- observing ------------------------------------------------------------------------
     def _view(self, player: int) -> GameView:
@@ -720,7 +747,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
                 if roles is not None and player == roles.sitter:
                     observation[_ADVISING_AT] = 1.0
             if self._advice is not None and roles is not None and player == roles.captain:
-                observation[ADVICE_OFFSET + _action_of(self._advice)] = 1.0
+                observation[ADVICE_OFFSET + _advice_action(self._advice)] = 1.0
         if not acting:
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
         mask = self._mask
@@ -762,3 +789,14 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
 
     def close(self) -> None:
         pass
+
+
+def _register() -> None:
+    """Register the single-agent Gymnasium environment (``ginproto.gym_env``) by its id."""
+    from gymnasium.envs.registration import register, registry
+
+    if "ginproto/GinRummy-v0" not in registry:
+        register(id="ginproto/GinRummy-v0", entry_point="ginproto.gym_env:GinRummyEnv")
+
+
+_register()

@@ -1,7 +1,7 @@
 """Defaults and choices of settings that ``ginref``'s options show in their help.
 
 They are defined here, apart from the modules that use them (``referee.engines.clock``,
-``referee.tournament``), so that declaring the options, which is all that ``ginref --help`` and
+``referee.scheduling``), so that declaring the options, which is all that ``ginref --help`` and
 a command's ``--help`` do, imports none of the machinery: not the protocol nor the rules engine
 that the clock's limits come from, nor the tournament's store (whose file names are here).
 """

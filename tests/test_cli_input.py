@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from ginproto.record import read_games
 from referee.cli import cli
 from referee.results.store import Store
-from referee.tournament import MAX_GAMES, ConfigError, load_config
+from referee.scheduling.config import MAX_GAMES, ConfigError, load_config
 
 QUICK = ["--games", "1", "--rule", "target=1", "--no-sandbox", "-q"]
 

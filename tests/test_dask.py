@@ -41,10 +41,10 @@ from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
 from referee.engines.sandbox import Policy, SandboxMode
 from referee.results.store import RECORDS_NAME, Store
+from referee.scheduling.backends import JobContext, LocalBackend
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Played, schedule
 from referee.scheduling.seats import EngineSeats
-from referee.tournament import JobContext, LocalBackend
 
 DASK = [sys.executable, "-m", "dask"]
 BOUND = 120  # seconds: a bound against hangs, never a measurement
@@ -348,7 +348,7 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     assert not wait_gone([int(p) for p in started])
     local = list(LocalBackend(context, 1).run(jobs))
     mine = [r.record for r in local]
-    from referee.tournament import result_of
+    from referee.scheduling.backends import result_of
 
     assert [result_of(context, d.job, d.log, d.engines).record for d in out] == mine
 

@@ -21,8 +21,8 @@ from ginproto.rules import Rules
 from referee.cluster.backend import DaskCluster, DaskError
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
+from referee.scheduling.backends import JobContext
 from referee.scheduling.match import Played, schedule
-from referee.tournament import JobContext
 
 
 class LateCluster(RealCluster):

@@ -19,7 +19,8 @@ from helpers import sql
 
 from referee.cli import cli
 from referee.results.store import RECORDS_NAME
-from referee.tournament import load_config, open_tournament, run_tournament
+from referee.scheduling.config import load_config
+from referee.scheduling.tournament import open_tournament, run_tournament
 
 GINREF = str(Path(sys.executable).with_name("ginref"))
 SEED, OTHER_SEED = 21, 22

@@ -129,3 +129,13 @@ def test_find_cycle_names_the_modules_of_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_module_stands_in_for_another() -> None:
+    """One path per module: none replaces itself in ``sys.modules`` to alias another."""
+    aliases = [
+        name
+        for name, path in _modules().items()
+        if "sys.modules[__name__]" in path.read_text()
+    ]
+    assert aliases == []

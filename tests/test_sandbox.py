@@ -435,7 +435,7 @@ def test_a_bad_limit_is_a_usage_error(bad: str) -> None:
 
 
 def test_the_tournament_file_sets_the_sandbox(tmp_path: Path) -> None:
-    from referee.tournament import ConfigError, load_config
+    from referee.scheduling.config import ConfigError, load_config
 
     path = tmp_path / "t.toml"
     path.write_text(

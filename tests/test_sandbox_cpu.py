@@ -24,7 +24,7 @@ from referee.engines import sandbox
 from referee.engines.affinity import CpuPlan, cpu_list
 from referee.engines.process import EngineProcess
 from referee.engines.sandbox import GiB, Limits, Policy, SandboxMode, cpu_quota, support
-from referee.tournament import ConfigError, build_config, load_config
+from referee.scheduling.config import ConfigError, build_config, load_config
 from tests.test_sandbox import _sandbox_in_ci, needs_sandbox
 
 __all__ = ["_sandbox_in_ci"]  # the fixture: under CI=true the sandbox must run

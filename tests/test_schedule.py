@@ -17,9 +17,10 @@ from helpers import RandomPlayer
 from ginproto.record import EngineInfo
 from ginproto.rules import Rules, Variant
 from ginproto.table import GameLog, Player
+from referee.scheduling.config import TournamentConfig, build_config
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import run_jobs, schedule
-from referee.tournament import TournamentConfig, build_config, plan
+from referee.scheduling.plan import plan
 
 T = TypeVar("T")
 MILLION = 10**6

@@ -26,21 +26,19 @@ from referee.cli import cli
 from referee.results.report import GameSummary
 from referee.results.stats import ELO_PER_NAT
 from referee.results.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
-from referee.tournament import (
+from referee.scheduling.backends import JobContext, LocalBackend, play_job
+from referee.scheduling.config import (
     ConfigError,
-    JobContext,
-    LocalBackend,
-    SettingsChanged,
-    TournamentStandings,
     build_config,
     diff_settings,
-    job_of,
     load_config,
-    open_tournament,
     pairings,
-    pairwise,
-    plan,
-    play_job,
+)
+from referee.scheduling.plan import job_of, plan
+from referee.scheduling.standings import TournamentStandings, pairwise
+from referee.scheduling.tournament import (
+    SettingsChanged,
+    open_tournament,
     run_tournament,
     verify_tournament,
 )

@@ -18,14 +18,9 @@ from ginproto.rules import Rules
 from ginproto.table import Decision
 from referee.engines.engine import EnginePlayer
 from referee.results.store import RECORDS_NAME, GameResult, Store
+from referee.scheduling.config import TournamentConfig, build_config
 from referee.scheduling.jobs import GameJob
-from referee.tournament import (
-    SettingsChanged,
-    TournamentConfig,
-    build_config,
-    open_tournament,
-    run_tournament,
-)
+from referee.scheduling.tournament import SettingsChanged, open_tournament, run_tournament
 
 
 def _config(**keys: Any) -> TournamentConfig:

@@ -1,11 +1,12 @@
 """What a sandboxed engine may read: what its command needs, and what it is known to start.
 
 A command names what it needs: its program (found on its ``PATH``), the interpreter of a
-script's ``#!`` line, and the files among its arguments. A program comes with its install
-(`install_root`: ``/opt/py/bin/python3`` brings ``/opt/py``, a pyenv shim brings the pyenv
-root), along its chain of symbolic links; a Python virtual environment brings its base Python
-and its editable installs; the referee's own interpreter brings the built-in engines'
-packages. A file directly in ``/tmp`` is shown by itself (the engine's ``/tmp`` is its own).
+script's ``#!`` line, and the files among its arguments (``FILE:NAME`` names ``FILE``, as in
+``gin-policy mybot.py:act``). A program comes with its install (`install_root`:
+``/opt/py/bin/python3`` brings ``/opt/py``, a pyenv shim brings the pyenv root), along its
+chain of symbolic links; a Python virtual environment brings its base Python and its editable
+installs; the referee's own interpreter brings the built-in engines' packages. A file
+directly in ``/tmp`` is shown by itself (the engine's ``/tmp`` is its own).
 
 Besides, what the engine is known to start (`inferred`): the installs of the directories on
 its ``PATH``, and the paths a wrapper script names in its text (absolute, ``~/`` and
@@ -99,6 +100,9 @@ def needed(argv: Sequence[str], workdir: str | None, path_var: str) -> list[str]
         if arg.startswith("-") or not arg:
             continue
         path = os.path.join(base, arg)
+        if not os.path.exists(path) and ":" in arg:
+            # FILE:NAME names FILE (gin-policy's mybot.py:act, as Python tools write it)
+            path = os.path.join(base, arg.rpartition(":")[0])
         if os.path.exists(path) and not inside(os.path.abspath(path), "/dev"):
             real = os.path.realpath(path)
             for candidate in (os.path.abspath(path), real):

@@ -7,8 +7,9 @@ looks at what the referee knows, the engine's command, the files it names, its s
 and whether it wrote anything at all, and says what to change:
 
 - `command_problem`, before or instead of a start: a file that is not executable, a file of
-  this folder named without ``./`` (a bare word is looked up on ``PATH``), a misspelt
-  built-in engine. These replace the system's error: they are the whole story.
+  this folder named without ``./`` (a bare word is looked up on ``PATH``), a program of the
+  referee's own environment that is not on ``PATH`` (``gin-policy``), a misspelt built-in
+  engine. These replace the system's error: they are the whole story.
 - `start_hint`, after a failed start: a script with no ``#!`` line, a Python that lacks a
   module the engine imports (naming that Python), an engine that wrote nothing at all (most
   often: it does not flush its output).
@@ -82,6 +83,15 @@ def command_problem(
                 f"{program!r} is a file in this folder, but a command without a '/' is looked"
                 f" up on PATH: write {fixed!r}"
                 f" (or {shlex.join([_interpreter_for(program), program, *rest])!r})"
+            )
+        beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), program)
+        if os.path.isfile(beside) and os.access(beside, os.X_OK):
+            # A console script of the referee's own environment (gin-policy) that is not active.
+            activate = os.path.join(os.path.dirname(beside), "activate")
+            other = f", or activate the environment ('. {activate}')"
+            return (
+                f"{program!r} is not on PATH, but the referee's environment has it: write"
+                f" {shlex.join([beside, *rest])!r}{other if os.path.isfile(activate) else ''}"
             )
         if not rest:
             close = difflib.get_close_matches(program, list(BUILTIN), n=1)
