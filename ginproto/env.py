@@ -4,9 +4,10 @@ The environment is a thin layer over ``Game`` and ``Hand``. It judges nothing it
 legal moves (the action mask) are ``Hand.legal_moves()``, every action is played with
 ``Game.apply`` (a knock's melds are chosen by the core, the lay-offs and the score too), and
 each observation is encoded from what the core lets one player see (``Game.view``, and the
-finished hand's ``Entry`` that every player is shown). Chance comes from the seed through
-the table's own functions (``ginproto.table``), so ``reset(seed=s)`` deals what a referee
-game of seed ``s`` deals.
+finished hand's ``Entry`` that every player is shown; ``encode_observation`` encodes a whole
+view, and the environment follows each hand from there turn by turn, to the same values).
+Chance comes from the seed through the table's own functions (``ginproto.table``), so
+``reset(seed=s)`` deals what a referee game of seed ``s`` deals.
 
 Needs the optional extra ``env`` (``pip install 'ginproto[env]'``: PettingZoo, Gymnasium,
 NumPy); ``import ginproto`` alone never loads them. docs/ENV.md documents the spaces, the
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from array import array
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -29,7 +32,7 @@ from pettingzoo.utils import AgentSelector, wrappers
 
 from ginproto.cards import DECK, Card, format_cards, parse_deck
 from ginproto.game import Entry, Game, GameView
-from ginproto.hand import Hand, HandView, Outcome, Phase
+from ginproto.hand import Hand, HandView, Outcome, Phase, Turn
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import first_dealer, hand_deck, role_draw
@@ -68,6 +71,17 @@ ACTIONS: tuple[Move, ...] = (
 """The move of each action number."""
 
 _ACTION_OF: dict[Move, int] = {move: action for action, move in enumerate(ACTIONS)}
+# The core hands out shared move instances (``Move.discard`` and the like): looked up by
+# identity, a legal move needs no hashing. (An id found here is that very move: ``ACTIONS``
+# keeps them all alive.)
+_ACTION_OF_ID: dict[int, int] = {id(move): action for action, move in enumerate(ACTIONS)}
+
+
+def _advice_action(advice: Move) -> int:
+    """The action shown for the sitter's advice: a knock's declared melds are not shown (the
+    action has none)."""
+    action = _ACTION_OF_ID.get(id(advice))
+    return _ACTION_OF[Move(advice.kind, advice.card)] if action is None else action
 
 
 def action_to_move(action: int) -> Move:
@@ -134,6 +148,7 @@ SCALARS = 38
 OBSERVATION_SIZE = SCALAR_OFFSET + SCALARS
 
 _PHASES = (Phase.OFFER, Phase.DRAW, Phase.DISCARD, Phase.OVER)
+_OVER = Phase.OVER
 _OUTCOMES = (Outcome.KNOCK, Outcome.GIN, Outcome.BIG_GIN, Outcome.UNDERCUT, Outcome.DRAW)
 _KIND_STOCK, _KIND_DISCARD, _KIND_KNOCK = MoveKind.STOCK, MoveKind.DISCARD, MoveKind.KNOCK
 _KIND_PASS = MoveKind.PASS
@@ -141,6 +156,14 @@ _OWN_TAKEN, _OTHER_TAKEN = PLANE_OWN_TAKEN * 52, PLANE_OTHER_TAKEN * 52
 _OWN_DISCARDS, _OTHER_DISCARDS = PLANE_OWN_DISCARDS * 52, PLANE_OTHER_DISCARDS * 52
 _OWN_PASSED, _OTHER_PASSED = PLANE_OWN_PASSED * 52, PLANE_OTHER_PASSED * 52
 _PILE_ORDER = (np.arange(1, 53, dtype=np.float32) / 52).astype(np.float32)
+_PILE_ORDER_VALUES: list[float] = _PILE_ORDER.tolist()  # the same float32 values
+# Flat offsets: of each plane's card 0, and of each single scalar.
+_HAND_AT, _PILE_AT = PLANE_HAND * 52, PLANE_PILE * 52
+_TOP_AT, _ORDER_AT = PLANE_PILE_TOP * 52, PLANE_PILE_ORDER * 52
+_PHASE_AT, _ADVISING_AT = SCALAR_OFFSET + S_PHASE, SCALAR_OFFSET + S_ADVISING
+_TO_DECIDE_AT, _DEALER_AT = SCALAR_OFFSET + S_TO_DECIDE, SCALAR_OFFSET + S_DEALER
+_STOCK_AT, _KNOCK_LIMIT_AT = SCALAR_OFFSET + S_STOCK, SCALAR_OFFSET + S_KNOCK_LIMIT
+_TURNS_AT = SCALAR_OFFSET + S_TURNS
 _OBS_HIGH = 1e9  # scores over the target are not capped
 
 Episode = Literal["hand", "game"]
@@ -161,16 +184,15 @@ def encode_observation(
     is asked for advice (the three-player sitter) and whether it is the agent to act. The
     environment and ``gin-policy`` both observe through this function."""
     hand: HandView = view.hand
-    planes = out[:ADVICE_OFFSET].reshape(CARD_PLANES, 52)
-    scalars = out[SCALAR_OFFSET:]
     seat = hand.seat
-    # The flat offsets (plane * 52 + card index) of the card planes' ones, set at once.
-    ones = [PLANE_HAND * 52 + card.index for card in hand.cards]
+    # Every value is gathered in plain lists and written in two NumPy operations (three with
+    # the pile's order): the flat offsets of the ones, then the other offsets and their values.
+    ones = [_HAND_AT + card.index for card in hand.cards]
     pile_indexes = [card.index for card in hand.pile]
     if pile_indexes:
-        ones += [PLANE_PILE * 52 + i for i in pile_indexes]
-        ones.append(PLANE_PILE_TOP * 52 + pile_indexes[-1])
-        planes[PLANE_PILE_ORDER, pile_indexes] = _PILE_ORDER[: len(pile_indexes)]
+        ones += [_PILE_AT + i for i in pile_indexes]
+        ones.append(_TOP_AT + pile_indexes[-1])
+        out[[_ORDER_AT + i for i in pile_indexes]] = _PILE_ORDER[: len(pile_indexes)]
     upcard = hand.upcard
     if upcard is not None:
         ones.append(PLANE_UPCARD * 52 + upcard.index)
@@ -196,49 +218,251 @@ def encode_observation(
             ones.append((_OWN_TAKEN if own else _OTHER_TAKEN) + turn.card.index)
             if pile:
                 pile.pop()
-    out[ones] = 1.0
-    advice = view.advice
-    if advice is not None:  # a knock's declared melds are not shown: the action has none
-        out[ADVICE_OFFSET + _ACTION_OF[Move(advice.kind, advice.card)]] = 1.0
+    if view.advice is not None:
+        ones.append(ADVICE_OFFSET + _advice_action(view.advice))
 
+    ones.append(_PHASE_AT + _PHASES.index(hand.phase))
+    at = [_ADVISING_AT, _TO_DECIDE_AT, _DEALER_AT, _STOCK_AT, _KNOCK_LIMIT_AT, _TURNS_AT]
+    values = [
+        float(advising),
+        float(to_decide),
+        float(hand.dealer == seat),
+        hand.stock / 31,
+        hand.knock_limit / 10,
+        turns / rules.turn_cap,
+    ]
+    if view.roles is not None:
+        role = ("box", "captain", "sitter").index(str(view.roles.role_of(view.player)))
+        ones.append(SCALAR_OFFSET + S_ROLE + role)
+    _encode_game(view, rules, entry, ones, at, values)
+    out[ones] = 1.0
+    out[at] = values
+
+
+_GAME_PLANES = slice(PLANE_KNOCKER_MELDS * 52, CARD_PLANES * 52)
+_GAME_SCALARS = slice(SCALAR_OFFSET + S_SCORES, OBSERVATION_SIZE)
+
+
+def _encode_game(
+    view: GameView,
+    rules: Rules,
+    entry: Entry | None,
+    ones: list[int],
+    at: list[int],
+    values: list[float],
+) -> None:
+    """``encode_observation``'s part for the game: the scores, the closed games, the hand
+    number and the last finished hand (``entry``), the values of ``_GAME_PLANES`` and
+    ``_GAME_SCALARS``: the flat offsets of its ones added to ``ones``, the other offsets and
+    their values to ``at`` and ``values``."""
     players = rules.players
     me = view.player
     by_position = {(me + i) % players: i for i in range(players)}
-    scalars[S_PHASE + _PHASES.index(hand.phase)] = 1.0
-    scalars[S_ADVISING] = float(advising)
-    scalars[S_TO_DECIDE] = float(to_decide)
-    scalars[S_DEALER] = float(hand.dealer == seat)
-    scalars[S_STOCK] = hand.stock / 31
-    scalars[S_KNOCK_LIMIT] = hand.knock_limit / 10
-    scalars[S_TURNS] = turns / rules.turn_cap
-    if view.roles is not None:
-        scalars[S_ROLE + ("box", "captain", "sitter").index(str(view.roles.role_of(me)))] = 1.0
     for column, totals in enumerate(view.totals):
         for player, total in enumerate(totals):
-            scalars[S_SCORES + 3 * column + by_position[player]] = total / rules.target
-        scalars[S_CLOSED + column] = float(view.closed[column])
-    scalars[S_HAND_NUMBER] = view.hand_number / rules.hand_cap
+            at.append(SCALAR_OFFSET + S_SCORES + 3 * column + by_position[player])
+            values.append(total / rules.target)
+        at.append(SCALAR_OFFSET + S_CLOSED + column)
+        values.append(float(view.closed[column]))
+    at.append(SCALAR_OFFSET + S_HAND_NUMBER)
+    values.append(view.hand_number / rules.hand_cap)
     if entry is not None:
         result = entry.result
-        scalars[S_OUTCOME + _OUTCOMES.index(result.outcome)] = 1.0
+        ones.append(SCALAR_OFFSET + S_OUTCOME + _OUTCOMES.index(result.outcome))
         if result.knocker is not None:
-            scalars[S_KNOCKER + by_position[entry.seats[result.knocker]]] = 1.0
+            ones.append(SCALAR_OFFSET + S_KNOCKER + by_position[entry.seats[result.knocker]])
         if entry.winner is not None:
-            scalars[S_WINNER + by_position[entry.winner]] = 1.0
-        scalars[S_POINTS] = result.points / rules.target
-        for meld in result.knocker_melds:
-            for card in meld.cards:
-                planes[PLANE_KNOCKER_MELDS, card.index] = 1.0
-        for card in result.knocker_deadwood:
-            planes[PLANE_KNOCKER_DEADWOOD, card.index] = 1.0
-        if result.defender is not None:
-            for layoff in result.defender.layoffs:
-                planes[PLANE_LAYOFFS, layoff.card.index] = 1.0
-            for meld in result.defender.melds:
-                for card in meld.cards:
-                    planes[PLANE_DEFENDER_MELDS, card.index] = 1.0
-            for card in result.defender.deadwood_cards:
-                planes[PLANE_DEFENDER_DEADWOOD, card.index] = 1.0
+            ones.append(SCALAR_OFFSET + S_WINNER + by_position[entry.winner])
+        at.append(SCALAR_OFFSET + S_POINTS)
+        values.append(result.points / rules.target)
+        ones += [
+            PLANE_KNOCKER_MELDS * 52 + card.index
+            for meld in result.knocker_melds
+            for card in meld.cards
+        ]
+        ones += [PLANE_KNOCKER_DEADWOOD * 52 + card.index for card in result.knocker_deadwood]
+        defender = result.defender
+        if defender is not None:
+            ones += [PLANE_LAYOFFS * 52 + layoff.card.index for layoff in defender.layoffs]
+            ones += [
+                PLANE_DEFENDER_MELDS * 52 + card.index
+                for meld in defender.melds
+                for card in meld.cards
+            ]
+            ones += [PLANE_DEFENDER_DEADWOOD * 52 + card.index for card in defender.deadwood_cards]
+
+
+# -- following a hand ---------------------------------------------------------------------
+_KIND_TAKE, _KIND_PILE = MoveKind.TAKE, MoveKind.PILE
+
+
+class _Tracker:
+    """One player's observation of the hand in play, kept up to date turn by turn.
+
+    The hand's first observation is ``encode_observation``'s, from the core's view; after that,
+    only what the turns its seat has seen since (``Hand.seen_turns``) change is written, instead
+    of encoding the whole view again on every step. A test checks, along random play of every
+    variant, that each observation equals ``encode_observation``'s. ``to_decide``, ``advising``
+    and the advice stay zero here: they depend on who acts, and ``observe`` sets them on its
+    copy.
+
+    The values are a C float array (``values``), written item by item at a fraction of the
+    cost of NumPy's scalar writes; ``array`` is the NumPy view of the same memory."""
+
+    __slots__ = ("array", "finished", "hand", "phase", "pile", "seat", "seen", "turn_cap", "values")
+
+    def __init__(self) -> None:
+        self.values = array("f", bytes(4 * OBSERVATION_SIZE))
+        self.array: npt.NDArray[np.float32] = np.frombuffer(self.values, dtype=np.float32)
+        self.hand: Hand | None = None  # the hand the array shows
+        self.seat = 0  # the seat observed
+        self.seen = 0  # the seat's turns already written
+        self.pile: list[int] = []  # the discard pile's card indexes, as of those turns
+        self.phase = 0  # the phase written, by index in _PHASES
+        self.turn_cap = 1
+        self.finished = False  # whether the array shows the hand's end (``finish``)
+
+    def start(self, game: Game, player: int) -> None:
+        """Encode ``player``'s view of the hand just dealt."""
+        view = game.view(player)
+        hand = view.hand
+        array = self.array
+        array.fill(0.0)
+        entry = game.entries[-1] if game.entries else None
+        encode_observation(view, game.rules, entry, False, False, array)
+        self.hand = game.hand
+        self.seat, self.seen = hand.seat, len(hand.history)
+        self.pile = [card.index for card in hand.pile]
+        self.phase = _PHASES.index(hand.phase)
+        self.turn_cap = game.rules.turn_cap
+        self.finished = False
+
+    def finish(self, hand: Hand, view: GameView, rules: Rules, entry: Entry) -> None:
+        """Show the end of ``hand`` (the one followed) as ``view`` sees it: its last turns, and
+        the game's part encoded again, with the final scores and the showdown (``entry``)."""
+        self.update(hand)
+        array = self.array
+        array[_GAME_PLANES] = 0.0
+        array[_GAME_SCALARS] = 0.0
+        ones: list[int] = []
+        at: list[int] = []
+        values: list[float] = []
+        _encode_game(view, rules, entry, ones, at, values)
+        array[ones] = 1.0
+        array[at] = values
+        self.finished = True
+
+    def update(self, hand: Hand) -> None:
+        """Write the turns the seat has seen since the last update (the planes of the hand, the
+        pile and the history as ``encode_observation`` reads them) and the scalars they move."""
+        turns: list[Turn] = hand.seen_turns(self.seat, self.seen)
+        if not turns:
+            return
+        self.seen += len(turns)
+        values, seat, pile = self.values, self.seat, self.pile
+        for turn in turns:
+            own = turn.seat == seat
+            kind = turn.move.kind
+            if kind is _KIND_STOCK:
+                if pile:
+                    values[(_OWN_PASSED if own else _OTHER_PASSED) + pile[-1]] = 1.0
+                if own:
+                    values[_HAND_AT + turn.card.index] = 1.0  # type: ignore[union-attr]
+            elif kind is _KIND_DISCARD or kind is _KIND_KNOCK:
+                index = turn.move.card.index  # type: ignore[union-attr]
+                values[(_OWN_DISCARDS if own else _OTHER_DISCARDS) + index] = 1.0
+                if own:
+                    values[_HAND_AT + index] = 0.0
+                if pile:
+                    values[_TOP_AT + pile[-1]] = 0.0
+                values[_ORDER_AT + index] = _PILE_ORDER_VALUES[len(pile)]
+                pile.append(index)
+                values[_PILE_AT + index] = values[_TOP_AT + index] = 1.0
+            elif kind is _KIND_PASS:
+                if pile:
+                    values[(_OWN_PASSED if own else _OTHER_PASSED) + pile[-1]] = 1.0
+            elif kind is _KIND_TAKE or kind is _KIND_PILE:  # the top of the pile, seen by all
+                index = turn.card.index  # type: ignore[union-attr]
+                values[(_OWN_TAKEN if own else _OTHER_TAKEN) + index] = 1.0
+                if own:
+                    values[_HAND_AT + index] = 1.0
+                pile.pop()
+                values[_PILE_AT + index] = values[_TOP_AT + index] = values[_ORDER_AT + index] = 0.0
+                if pile:
+                    values[_TOP_AT + pile[-1]] = 1.0
+        values[_PHASE_AT + self.phase] = 0.0
+        self.phase = _PHASES.index(hand.phase)
+        values[_PHASE_AT + self.phase] = 1.0
+        values[_STOCK_AT] = hand.stock_count / 31
+        values[_TURNS_AT] = hand.turns / self.turn_cap
+
+
+# -- the wrappers ---------------------------------------------------------------------------
+class _ActionSpace(spaces.Discrete):
+    """``Discrete(NUM_ACTIONS)`` whose ``contains`` answers a plain ``int`` at once, as
+    ``Discrete.contains`` does after asking NumPy for the int64 range and casting (about as dear
+    as a whole step of the core; ``AssertOutOfBoundsWrapper`` asks it on every step)."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < NUM_ACTIONS
+        return bool(super().contains(x))
+
+
+_STATE: tuple[str, ...] = ("agents", "agent_selection", "rewards", "_cumulative_rewards")
+_STATE += ("terminations", "truncations", "infos")
+
+
+def _reads_state_directly(cls: type[Any]) -> type[Any]:
+    """Give a wrapper class a property for each of the raw environment's state attributes
+    (``_STATE``), reading it from ``self._raw`` (the raw environment) at once.
+
+    PettingZoo's wrappers have none of these attributes: each read fails, and
+    ``BaseWrapper.__getattr__`` passes it to the wrapped environment, the next wrapper, where
+    it fails again, and so on down (about 1 µs a wrapper; a step of the wrapped environment
+    makes dozens of such reads). They hold nothing of their own under these names, so the
+    raw environment's attribute is what that chain returns. Without ``self._raw`` (or without
+    the attribute), the property fails and ``__getattr__`` answers as before."""
+    for name in _STATE:
+        setattr(cls, name, property(attrgetter(f"_raw.{name}")))
+    return cls
+
+
+@_reads_state_directly
+class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):  # type: ignore[misc]
+    """PettingZoo's ``TerminateIllegalWrapper``, reading the raw environment's state directly."""
+
+    def __init__(self, env: Any, illegal_reward: float) -> None:
+        self._raw = env.unwrapped
+        super().__init__(env, illegal_reward)
+
+
+@_reads_state_directly
+class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):  # type: ignore[misc]
+    """PettingZoo's ``AssertOutOfBoundsWrapper``, reading the raw environment's state directly."""
+
+    def __init__(self, env: Any) -> None:
+        self._raw = env.unwrapped
+        super().__init__(env)
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """The raw environment's (no wrapper changes the spaces), asked at once: ``step``
+        checks every action against it."""
+        return self._raw.action_space(agent)  # type: ignore[no-any-return]
+
+
+@_reads_state_directly
+class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
+    """PettingZoo's ``OrderEnforcingWrapper``, reading the raw environment's state directly
+    once reset: ``self._raw`` is set only then, so before, every read goes to
+    ``OrderEnforcingWrapper.__getattr__`` and fails as PettingZoo's does."""
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._raw = self.env.unwrapped
+        super().reset(seed=seed, options=options)
+
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 # -- the environment ----------------------------------------------------------------------
@@ -249,11 +473,13 @@ def env(
     render_mode: str | None = None,
 ) -> Any:
     """The environment with PettingZoo's standard wrappers (as its classic games have them):
-    an illegal action ends the episode with -1 for the player who made it."""
+    an illegal action ends the episode with -1 for the player who made it. (Each wrapper is a
+    subclass of PettingZoo's that reads the raw environment's state directly, and behaves the
+    same.)"""
     wrapped: Any = raw_env(variant=variant, rules=rules, episode=episode, render_mode=render_mode)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    wrapped = _TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = _AssertOutOfBoundsWrapper(wrapped)
+    return _OrderEnforcingWrapper(wrapped)
 
 
 class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
@@ -287,8 +513,9 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self.episode: Episode = episode
         self.render_mode = render_mode
         self.possible_agents = [f"player_{p}" for p in range(rules.players)]
+        self._player_of = {agent: p for p, agent in enumerate(self.possible_agents)}
         self.agents = self.possible_agents[:]
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in self.possible_agents}
         self.observation_spaces = {
             a: spaces.Dict(
                 {
@@ -308,9 +535,12 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         self._hand: Hand | None = None  # the hand in play, or the one just finished
         self._advice: Move | None = None
         self._advice_due = False
-        # Each agent's observation of the current state (the wrappers observe too), emptied
-        # at each step and reset.
-        self._observed: dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]] = {}
+        # Each player's observation of the hand in play, brought up to date when observed.
+        self._trackers = [_Tracker() for _ in range(rules.players)]
+        # The action mask of the agent to act, made once a step (the wrappers observe too).
+        self._mask: bytearray | None = None
+        # Each agent's observation of a finished game or hand, made once, emptied at each step.
+        self._observed: dict[str, npt.NDArray[np.float32]] = {}
 
     # -- spaces ---------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -331,6 +561,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         else:
             self._key += 1
         self._observed = {}
+        self._mask = None
         seed_value, key = self._base_seed, self._key
         assert seed_value is not None
         options = options or {}
@@ -380,8 +611,9 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
     # -- playing --------------------------------------------------------------------------
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
-        self._observed = {}
         if self.terminations[agent] or self.truncations[agent]:
+            self._mask = None
+            self._observed = {}
             self._was_dead_step(action)
             return
         assert action is not None
@@ -395,48 +627,56 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             raise ValueError("the episode is over: reset() starts another")
-        self._observed = {}
         self._play(agent, move)
 
     def _play(self, agent: str, move: Move) -> None:
+        self._mask = None  # what was observed is of the state before the move
+        if self._observed:
+            self._observed = {}
         game, hand = self.game, self._hand
         assert game is not None and hand is not None
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        player = self.possible_agents.index(agent)
-        if game.roles is not None and player == game.roles.sitter and self._advice_due:
+        player = self._player_of[agent]
+        roles = game.roles
+        ended = False
+        if roles is not None and player == roles.sitter and self._advice_due:
             hand.check(move)  # the sitter's advice must be a move the captain could play
             self._advice, self._advice_due = move, False
         else:
             game.apply(move, player)
-            if hand.is_over:
-                self._hand_over(game)
-            elif game.roles is not None:
+            if hand.phase is _OVER:
+                ended = self._hand_over(game)
+            elif roles is not None:
                 self._advice, self._advice_due = None, True
-        self._accumulate_rewards()
-        if not any(self.terminations.values()):
-            self.agent_selection = self._next_agent()
-        else:
+        # Rewards are all zero until the step that ends the episode (``_hand_over``), so
+        # neither they nor the cumulative rewards change before it.
+        if ended:
             self.agent_selection = self._selector.next()
+        else:
+            self.agent_selection = self._next_agent()
         if self.render_mode == "human":
             self.render()
 
-    def _hand_over(self, game: Game) -> None:
+    def _hand_over(self, game: Game) -> bool:
+        """Score the hand just ended; whether the episode ends with it (else deal the next)."""
         entry = game.entries[-1]
+        rewards = self.rewards = dict.fromkeys(self.agents, 0.0)
         if self.episode == "hand":
             if entry.winner is not None:
                 loser = entry.seats[1 - entry.seats.index(entry.winner)]
-                self.rewards[self.possible_agents[entry.winner]] = float(entry.result.points)
-                self.rewards[self.possible_agents[loser]] = -float(entry.result.points)
-            self.terminations = dict.fromkeys(self.agents, True)
+                rewards[self.possible_agents[entry.winner]] = float(entry.result.points)
+                rewards[self.possible_agents[loser]] = -float(entry.result.points)
         elif game.is_over:
             if game.winner is not None:
                 share = 1.0 / (self.rules.players - 1)
                 for p, agent in enumerate(self.possible_agents):
-                    self.rewards[agent] = 1.0 if p == game.winner else -share
-            self.terminations = dict.fromkeys(self.agents, True)
+                    rewards[agent] = 1.0 if p == game.winner else -share
         else:
             self._deal()
+            return False
+        self.terminations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+        return True
 
     @property
     def advice_due(self) -> bool:
@@ -472,26 +712,53 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         )
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
-        """The agent's observation and action mask (fresh arrays, the caller's to keep)."""
-        cached = self._observed.get(agent)
-        if cached is None:
-            cached = self._observed[agent] = self._observe(agent)
-        return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
-
-    def _observe(self, agent: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
-        game = self.game
-        assert game is not None
-        player = self.possible_agents.index(agent)
+        """The agent's observation and action mask (fresh arrays, the caller's to keep): as
+        ``encode_observation`` encodes the core's view (``_view``), and 1 in the mask for each
+        of the core's legal moves if the agent is to act."""
+        game, hand = self.game, self._hand
+        assert game is not None and hand is not None
+        player = self._player_of[agent]
         acting = agent == self.agent_selection and not self.terminations.get(agent, True)
-        observation = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-        entry = game.entries[-1] if game.entries else None
-        advising = acting and game.roles is not None and player == game.roles.sitter
-        encode_observation(self._view(player), self.rules, entry, advising, acting, observation)
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        if acting and self._hand is not None:
-            for move in self._hand.legal_moves():
-                mask[_ACTION_OF[move]] = 1
-        return observation, mask
+        roles = game.roles
+        tracker = self._trackers[player]
+        if game.hand is None:  # the game or the episode's hand is over: no one acts
+            if tracker.hand is hand:  # followed to the end
+                if not tracker.finished:
+                    tracker.finish(hand, self._view(player), self.rules, game.entries[-1])
+                observation = tracker.array.copy()
+            else:  # never observed during the hand: encoded from the whole view, once
+                cached = self._observed.get(agent)
+                if cached is None:
+                    cached = self._observed[agent] = np.zeros(OBSERVATION_SIZE, np.float32)
+                    entry = game.entries[-1]
+                    advising = acting and roles is not None and player == roles.sitter
+                    encode_observation(
+                        self._view(player), self.rules, entry, advising, acting, cached
+                    )
+                observation = cached.copy()
+        else:
+            if tracker.hand is hand:
+                tracker.update(hand)
+            else:
+                tracker.start(game, player)
+            observation = tracker.array.copy()
+            if acting:
+                observation[_TO_DECIDE_AT] = 1.0
+                if roles is not None and player == roles.sitter:
+                    observation[_ADVISING_AT] = 1.0
+            if self._advice is not None and roles is not None and player == roles.captain:
+                observation[ADVICE_OFFSET + _advice_action(self._advice)] = 1.0
+        if not acting:
+            return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = bytearray(NUM_ACTIONS)
+            action_of = _ACTION_OF_ID.get
+            for move in hand.legal_moves():
+                action = action_of(id(move))
+                mask[_ACTION_OF[move] if action is None else action] = 1
+        # A NumPy array over a copy of the mask's bytes: the caller's alone.
+        return {"observation": observation, "action_mask": np.frombuffer(mask.copy(), np.int8)}
 
     def legal_moves(self) -> list[Move]:
         """The core's legal moves for the agent to act (the moves of the mask)."""

@@ -447,6 +447,11 @@ class Hand:
             },
         )
 
+    def seen_turns(self, seat: int, start: int = 0) -> list[Turn]:
+        """``view(seat).history[start:]``, without building the view: the turns ``seat`` has
+        seen since its ``start``-th (for observers that follow a hand turn by turn)."""
+        return self._seen[seat][start:]
+
     def legal_moves(self) -> list[Move]:
         """The legal moves of the player to move (knocks without declared melds)."""
         legal = self._legal

@@ -4,6 +4,7 @@ rewards, and the core's rulings passed through untouched."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from helpers import make_deck, thorough
 
 from ginproto.cards import DECK, Card, shuffled_deck
+from ginproto.game import GameView
 from ginproto.hand import IllegalMoveError, Outcome
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
@@ -26,6 +28,7 @@ if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
 
 import numpy as np
 from pettingzoo.test import api_test, seed_test
+from pettingzoo.utils import wrappers
 
 from ginproto import env as ginenv
 
@@ -74,6 +77,47 @@ def test_pettingzoo_api_test_passes_for_whole_games(variant: str) -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_pettingzoo_seed_test_passes(variant: str, episode: str) -> None:
     seed_test(lambda: ginenv.env(variant=variant, episode=episode), num_cycles=300)
+
+
+def _pettingzoo_wrapped(variant: str) -> Any:
+    """The raw environment in PettingZoo's own three wrappers, as env() wrapped it before."""
+    wrapped: Any = ginenv.raw_env(variant=variant)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+@pytest.mark.parametrize("variant", ["standard", "threehanded"])
+def test_the_wrappers_behave_as_pettingzoos_own(variant: str) -> None:
+    # env()'s wrappers read the raw environment's state directly: before a reset, along play
+    # with now and then an illegal action, everything seen must be what PettingZoo's give.
+    runs = []
+    for make in (lambda: ginenv.env(variant=variant), lambda: _pettingzoo_wrapped(variant)):
+        env = make()
+        seen: list[Any] = [str(env), env.action_space("player_0")]
+        for name in ("agents", "agent_selection", "rewards", "_cumulative_rewards", "infos"):
+            try:
+                seen.append(getattr(env, name))
+            except AttributeError as error:
+                seen.append(str(error))
+        rng = random.Random(variant)
+        for seed in range(8):
+            env.reset(seed=seed)
+            for agent in env.agent_iter():
+                obs, reward, term, trunc, info = env.last()
+                seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+                seen.append((reward, term, trunc, info, env.rewards, env.terminations))
+                seen.append((env.truncations, env.agents, env._cumulative_rewards))
+                mask = obs["action_mask"]
+                if term or trunc:
+                    action = None
+                elif rng.random() < 0.01:
+                    action = rng.choice(np.flatnonzero(mask == 0).tolist())  # illegal
+                else:
+                    action = rng.choice(np.flatnonzero(mask).tolist())
+                env.step(action)
+        runs.append(seen)
+    assert runs[0] == runs[1]
 
 
 # -- the action table ---------------------------------------------------------------------
@@ -263,6 +307,123 @@ def test_the_captain_is_shown_the_sitters_advice() -> None:
     obs = env.observe(env.agent_selection)["observation"]
     advice = obs[ginenv.ADVICE_OFFSET : ginenv.SCALAR_OFFSET]
     assert np.flatnonzero(advice).tolist() == [ginenv.TAKE]
+
+
+def _reference(
+    env: Any, agent: str, hand: Any, advice: Move | None
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """What ``agent`` must be shown: ``encode_observation`` of the core's view (the sitter's
+    ``advice`` shown to the captain; after the episode's last hand, the finished ``hand``'s
+    view with the final scores) and the core's legal moves if the agent is to act."""
+    game = env.game
+    player = env.possible_agents.index(agent)
+    acting = agent == env.agent_selection and not env.terminations.get(agent, True)
+    if game.hand is not None:
+        view = game.view(player)
+        if advice is not None and game.roles is not None and player == game.roles.captain:
+            view = replace(view, advice=advice)
+    else:
+        entry = game.entries[-1]
+        view = GameView(
+            player=player,
+            hand=hand.view(entry.seats.index(player) if player in entry.seats else 1),
+            seats=entry.seats,
+            totals=entry.totals,
+            closed=tuple(game.closed),
+            hand_number=entry.number,
+            roles=entry.roles,
+        )
+    observation = np.zeros(ginenv.OBSERVATION_SIZE, dtype=np.float32)
+    entry = game.entries[-1] if game.entries else None
+    advising = acting and game.roles is not None and player == game.roles.sitter
+    ginenv.encode_observation(view, env.rules, entry, advising, acting, observation)
+    mask = np.zeros(ginenv.NUM_ACTIONS, dtype=np.int8)
+    if acting:
+        mask[[ginenv.move_to_action(m) for m in game.hand.legal_moves()]] = 1
+    return observation, mask
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_observation_is_the_reference_encoding_of_the_cores_view(
+    variant: str, episode: str
+) -> None:
+    # The environment follows each hand turn by turn instead of encoding the whole view on
+    # every step: along random play, every observation and mask it returns, of any agent at
+    # any time (some observe several turns late), must be encode_observation's and the core's
+    # legal moves, and stay as returned.
+    env = ginenv.raw_env(variant=variant, episode=episode)
+    rng = random.Random(f"{variant} {episode}")
+    returned: list[tuple[dict[str, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []
+    checked = 0
+    for seed in range(thorough(40, 6) if episode == "hand" else thorough(4, 1)):
+        env.reset(seed=seed)
+        game = env.game
+        assert game is not None
+        hand, advice = game.hand, None
+        watching = seed % 3 != 2  # else only the end is observed, by agents never observed
+        for steps, agent in enumerate(env.agent_iter()):
+            if watching or env.terminations[agent]:
+                others = [*rng.sample(env.agents, rng.randrange(len(env.agents) + 1)), agent]
+            else:
+                others = []
+            for other in others:
+                obs = env.observe(other)
+                expected = _reference(env, other, hand, advice)
+                assert np.array_equal(obs["observation"], expected[0]), (seed, steps, other)
+                assert np.array_equal(obs["action_mask"], expected[1]), (seed, steps, other)
+                returned.append((obs, expected[0], expected[1]))
+                checked += 1
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            if not watching:
+                mask = np.zeros(ginenv.NUM_ACTIONS, dtype=np.int8)
+                mask[[ginenv.move_to_action(m) for m in env.legal_moves()]] = 1
+                obs = {"action_mask": mask}
+            legal = np.flatnonzero(obs["action_mask"]).tolist()
+            knocks = [a for a in legal if a >= ginenv.KNOCK_BASE]
+            action = rng.choice(knocks if knocks and rng.random() < 0.3 else legal)
+            sitter = game.roles is not None and env.possible_agents.index(agent) == (
+                game.roles.sitter
+            )
+            env.step(action)
+            advice = ginenv.action_to_move(action) if sitter else None
+            hand = game.hand or hand
+    for obs, observation, mask in returned:  # the caller's to keep: never written again
+        assert np.array_equal(obs["observation"], observation)
+        assert np.array_equal(obs["action_mask"], mask)
+    assert checked > 100
+
+
+# The digest of every observation and mask of every agent along the seeded play below, as
+# the environment encoded them before it followed hands turn by turn (each from the whole view
+# with encode_observation, as gin-policy does). A change to the layout or the meaning of an
+# observation changes it.
+_PINNED = "b508aacafa495b3b1674d0ddf7efb34a9522cd7905c4c60eadf2b1e01f6955d6"
+
+
+def test_observations_are_pinned() -> None:
+    digest = hashlib.sha256()
+    for variant in VARIANTS:
+        rules = Rules(variant=Variant(variant), big_gin=True, target=60)
+        for episode in ("hand", "game"):
+            env = ginenv.raw_env(rules=rules, episode=episode)
+            rng = random.Random(variant)
+            for seed in range(3):
+                env.reset(seed=seed)
+                for _ in env.agent_iter():
+                    for other in env.possible_agents:
+                        obs = env.observe(other)
+                        digest.update(obs["observation"].tobytes() + obs["action_mask"].tobytes())
+                    obs, _, term, _, _ = env.last()
+                    if term:
+                        env.step(None)
+                        continue
+                    legal = np.flatnonzero(obs["action_mask"]).tolist()
+                    knocks = [a for a in legal if a >= ginenv.KNOCK_BASE]
+                    env.step(rng.choice(knocks if knocks and rng.random() < 0.5 else legal))
+    assert digest.hexdigest() == _PINNED
 
 
 def test_the_last_observation_shows_the_showdown() -> None:
