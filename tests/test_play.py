@@ -36,6 +36,7 @@ from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from ginproto.sdk import Engine
 from ginproto.table import GameLog, Player, PlayerFault, play_game, role_draw
+from referee.views.narration import pile_text
 from referee.views.play import (
     Command,
     HumanPlayer,
@@ -43,7 +44,6 @@ from referee.views.play import (
     interpret,
     knock_hint,
     parse_card,
-    pile_text,
     play_style,
 )
 

@@ -289,7 +289,8 @@ def _show(
 ) -> None:
     from ginproto.record import RecordError
     from ginproto.replay import replay_game, verify_game
-    from referee.views.replay import Quit, Renderer, choose_style
+    from referee.views.narration import choose_style
+    from referee.views.replay import Quit, Renderer
 
     out = sys.stdout
     style = choose_style(out, colour)

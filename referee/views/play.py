@@ -18,7 +18,7 @@ first Ctrl-C while an engine is thinking takes effect at the person's next decis
 engine's answer is awaited, so the game stays whole); a second one abandons the game at once,
 unrecorded.
 
-Cards are drawn by ``referee.views.replay.Style``: suit symbols and colour on a terminal, their
+Cards are drawn by ``referee.views.narration.Style``: suit symbols and colour on a terminal, their
 two-letter text form with ``NO_COLOR`` or when the output is not a terminal. Commands always
 name cards in the text form, since that is what is typed.
 """
@@ -37,10 +37,9 @@ from types import FrameType
 from typing import IO
 
 from ginproto.cards import SUIT_SYMBOLS, SUITS, Card, CardError
-from ginproto.game import Entry, Game, GameEnd, GameView, Roles
-from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn
+from ginproto.game import Entry, Game, GameView
+from ginproto.hand import HandView, Phase, Turn
 from ginproto.melds import (
-    Meld,
     MeldError,
     best_melds,
     check_declared,
@@ -57,8 +56,19 @@ from ginproto.table import (
     PlayerFault,
     Step,
 )
-from ginproto.text import plural
-from referee.views.replay import Style
+from referee.views.narration import (
+    PILE_ORDER,
+    Pending,
+    Style,
+    deadwood_text,
+    describe_turns,
+    game_result,
+    group_text,
+    pile_text,
+    roles_text,
+    scores_text,
+    showdown,
+)
 
 log = logging.getLogger(__name__)
 
@@ -330,30 +340,6 @@ def knock_hint(hand: HandView) -> str:
 # Drawing the table.
 
 
-def group_text(cards: Sequence[Card], style: Style) -> str:
-    """A hand sorted and grouped into its best melds, then the deadwood and its value."""
-    arrangement = best_melds(cards)
-    parts = [bracket(m.cards, style) for m in arrangement.melds]
-    if arrangement.deadwood_cards:
-        parts.append(style.cards(sorted(arrangement.deadwood_cards)))
-    return "  ".join(parts) + f"   deadwood {arrangement.deadwood}"
-
-
-def bracket(cards: Sequence[Card], style: Style) -> str:
-    return "[" + style.cards(cards) + "]"
-
-
-def deadwood_text(cards: Sequence[Card], value: int, style: Style) -> str:
-    """``deadwood 9♣ K♦ = 19``, or ``no deadwood``."""
-    if not cards:
-        return "no deadwood"
-    return f"deadwood {style.cards(cards)} = {value}"
-
-
-def meld_list(melds: Sequence[Meld], style: Style) -> str:
-    return " ".join(bracket(m.cards, style) for m in melds) or "no melds"
-
-
 def play_style(stream: IO[str], colour: bool | None) -> Style:
     """Suit symbols and colour on a terminal; the plain text form with ``NO_COLOR`` or when
     ``stream`` is not a terminal. ``--color``/``--no-color`` (``colour``) decide over both."""
@@ -385,11 +371,6 @@ class Leaving(enum.Enum):
 EXIT_STATUS = {None: 0, Leaving.END_OF_INPUT: 1, Leaving.INTERRUPT: 130}
 """``ginref play``'s exit status by how the person left the game (``None``: at its end, or by
 ``quit``)."""
-
-
-Pending = tuple[int, Turn, Move | None]
-"""A move played and not yet shown: the player, the turn as this person may see it, and the
-advice this person gave for it (as the sitter), if any."""
 
 
 class HumanPlayer:
@@ -630,255 +611,6 @@ class HumanPlayer:
     @staticmethod
     def prompt(hand: HandView) -> str:
         return {Phase.OFFER: "take/pass> ", Phase.DRAW: "draw> "}.get(hand.phase, "discard> ")
-
-
-def roles_text(roles: Roles, me: int, names: Sequence[str]) -> str:
-    """Who plays whom in a three-player hand, from the person's side."""
-    box, captain, sitter = (names[p] for p in (roles.box, roles.captain, roles.sitter))
-    if me == roles.box:
-        return f"You are in the box, against {captain} (captain); {sitter} sits out and advises."
-    if me == roles.captain:
-        return f"You are captain, against {box} in the box; {sitter} sits out and advises you."
-    return (
-        f"You sit out this hand: you see the hand of {captain} (captain) and advise it"
-        f" against {box} in the box."
-    )
-
-
-def pile_text(pile: Sequence[Card], style: Style, shown: int | None = 6) -> str:
-    """The discard pile, top last: ``... 4♥ K♦ 9♣  (7 cards, top last)``; the top ``shown``
-    cards, or with ``None`` all of them."""
-    if not pile:
-        return "empty"
-    cards = pile if shown is None else pile[-shown:]
-    more = "... " if len(cards) < len(pile) else ""
-    count = plural(len(pile), "card")
-    return f"{more}{style.cards(cards)}  ({count}, {PILE_ORDER})"
-
-
-PILE_ORDER = "top last"
-"""How the discard pile is listed, worded alike here, in the replay viewer and in
-spec/PROTOCOL.md: from the bottom card to the top one, which is the card that may be drawn."""
-
-
-def scores_text(
-    totals: Sequence[Sequence[int]], closed: Sequence[bool], names: Sequence[str]
-) -> str:
-    """``You 34 · Simple 12``; Hollywood: each of the three games, marked when closed."""
-
-    def column(col: Sequence[int]) -> str:
-        return " · ".join(f"{names[p]} {v}" for p, v in enumerate(col))
-
-    if len(totals) == 1:
-        return column(totals[0])
-    parts = []
-    for g, col in enumerate(totals):
-        done = " (over)" if g < len(closed) and closed[g] else ""
-        parts.append(f"game {g + 1}{done}: {column(col)}")
-    return " | ".join(parts)
-
-
-def describe_turns(
-    turns: Sequence[Pending], me: int, names: Sequence[str], style: Style
-) -> list[str]:
-    """Sentences for moves just played: the others' (a draw joined to the discard after
-    it), and the person's own, each as it is played."""
-    s = style
-    lines: list[str] = []
-    draw: str | None = None
-    for player, turn, advised in turns:
-        mine = player == me
-        who = names[player]
-        move, kind = turn.move, turn.move.kind
-        note = advice_note(advised, move, s)
-        if kind is MoveKind.PASS:
-            lines.append(f"{who} passed the upcard{note}.")
-            continue
-        if move.is_draw:
-            card = s.card(turn.card) if turn.card is not None else ""
-            if kind is MoveKind.TAKE:
-                draw = f"{who} took the upcard {card}"
-            elif kind is MoveKind.PILE:
-                draw = f"{who} took {card} from the discard pile"
-            else:
-                draw = f"{who} drew {card} from the stock" if card else f"{who} drew from the stock"
-            draw += note
-            if mine:
-                lines.append(draw + ".")
-                draw = None
-            continue
-        if kind is MoveKind.DISCARD and move.card is not None:
-            what = f"discarded {s.card(move.card)}"
-        elif kind is MoveKind.KNOCK and move.card is not None:
-            what = s.em(f"knocked, discarding {s.card(move.card)}")
-            if move.melds:
-                what += f", declaring {meld_list(move.melds, s)}"
-        else:
-            what = s.em("went big gin")
-        what += note
-        lines.append(f"{draw} and {what}." if draw else f"{who} {what}.")
-        draw = None
-    if draw is not None:
-        lines.append(draw + ".")
-    return lines
-
-
-def advice_note(advised: Move | None, move: Move, style: Style) -> str:
-    """`` (as you advised)`` or `` (you advised pile)`` after a captain's move, for the
-    sitter who advised it; empty otherwise."""
-    if advised is None:
-        return ""
-    if advised == move:
-        return " (as you advised)"
-    return f" (you advised {style.move(advised)})"
-
-
-def points_text(result: HandResult, rules: Rules) -> str:
-    """How the hand's points came about, e.g. ``19 - 4 = 15 points``."""
-    k, d = result.knocker_deadwood_value, result.defender_deadwood_value
-    if result.outcome is Outcome.KNOCK:
-        sum_text, base = f"{d} - {k}", d - k
-    elif result.outcome is Outcome.UNDERCUT:
-        bonus = rules.undercut_bonus
-        sum_text, base = f"{k} - {d} + {bonus} undercut bonus", k - d + bonus
-    elif result.outcome is Outcome.GIN:
-        sum_text, base = f"{d} + {rules.gin_bonus} gin bonus", d + rules.gin_bonus
-    elif result.outcome is Outcome.BIG_GIN:
-        sum_text, base = f"{d} + {rules.big_gin_bonus} big gin bonus", d + rules.big_gin_bonus
-    else:
-        return "no score"
-    if result.multiplier != 1:
-        sum_text = f"({sum_text}) x {result.multiplier}"
-        base *= result.multiplier
-    points = plural(result.points, "point")
-    if base != result.points:  # a rule this display does not know: just the points
-        return points
-    return f"{sum_text} = {points}"
-
-
-def showdown(
-    entry: Entry, me: int, names: Sequence[str], style: Style, rules: Rules
-) -> list[str]:
-    """The end of a hand: both hands laid out, the layoffs, the outcome and the points.
-    ``names`` are the players' display names, ``names[me]`` the person's ("You")."""
-    s = style
-    result = entry.result
-
-    def who(player: int | None) -> str:
-        return "nobody" if player is None else names[player]
-
-    lines = ["", s.em(f"── Hand {entry.number}: showdown ──")]
-    if result.outcome is Outcome.DRAW:
-        for seat, player in enumerate(entry.seats):
-            lines.append(f"  {who(player):<8} {group_text(result.hands[seat], s)}")
-        why = (
-            "the turn cap was reached"
-            if result.capped
-            else "only two cards are left in the stock"
-        )
-        dealer = who(entry.dealer)
-        again = "you deal" if entry.dealer == me else f"{dealer} deals"
-        lines.append(s.em(f"  Drawn hand: {why}. No score; {again} again."))
-    else:
-        assert result.knocker is not None and result.defender is not None
-        knocker = entry.seats[result.knocker]
-        defender = entry.seats[1 - result.knocker]
-        d = result.defender
-        went = {Outcome.GIN: "go gin", Outcome.BIG_GIN: "go big gin"}.get(result.outcome, "knock")
-        knocks = _verb(went, knocker == me)
-        defends = _verb("defend", defender == me)
-        width = max(8, len(knocks), len(defends))
-        lines.append(
-            f"  {who(knocker):<8} {knocks:<{width}} {meld_list(result.knocker_melds, s)}"
-            f"   {deadwood_text(result.knocker_deadwood, result.knocker_deadwood_value, s)}"
-        )
-        lay = ""
-        if d.layoffs:
-            onto: dict[int, list[Card]] = {}
-            for x in d.layoffs:
-                onto.setdefault(x.meld, []).append(x.card)
-            laid = ", ".join(
-                f"{s.cards(cards)} on {bracket(result.knocker_melds[m].cards, s)}"
-                for m, cards in onto.items()
-            )
-            lay = f"   {_verb('lay', defender == me)} off {laid}"
-        lines.append(
-            f"  {who(defender):<8} {defends:<{width}} {meld_list(d.melds, s)}{lay}"
-            f"   {deadwood_text(d.deadwood_cards, d.deadwood, s)}"
-        )
-        winner = who(entry.winner)
-        verb = "win" if entry.winner == me else "wins"
-        how = {
-            Outcome.KNOCK: "by knocking",
-            Outcome.GIN: "with gin",
-            Outcome.BIG_GIN: "with big gin",
-            Outcome.UNDERCUT: f"by undercutting {'you' if knocker == me else who(knocker)}",
-        }[result.outcome]
-        text = f"  {winner} {verb} the hand {how}: {points_text(result, rules)}"
-        if len(entry.totals) > 1 and entry.games:
-            games = _and([str(g + 1) for g in entry.games])
-            text += f", in game{'s' if len(entry.games) > 1 else ''} {games}"
-        lines.append(s.em(text + "."))
-    lines.append("  Score      " + scores_text(entry.totals, (), names))
-    return lines
-
-
-def game_result(
-    game: Game, fault: Fault | None, me: int, names: Sequence[str], style: Style
-) -> list[str]:
-    """The end of the game: who won and why, and the final scores."""
-    s = style
-
-    def who(player: int | None) -> str:
-        return "nobody" if player is None else names[player]
-
-    lines = [s.em("══ Game over ══")]
-    if fault is not None:
-        if fault.player == me:
-            lines.append(f"  You forfeit the game: {fault.detail}.")
-        else:
-            lines.append(
-                s.bad(f"  {who(fault.player)} forfeits the game ({fault.kind}): {fault.detail}.")
-            )
-    elif game.end is GameEnd.HAND_CAP:
-        cap = game.rules.hand_cap
-        lines.append(f"  The game reached the hand cap ({plural(cap, 'hand')}).")
-    def scores(game_number: int) -> str:
-        return " · ".join(f"{names[p]} {v}" for p, v in enumerate(game.final_scores(game_number)))
-
-    what = "game"
-    if game.rules.games == 1:
-        lines.append(f"  Final score: {scores(0)}")
-    else:
-        for g, winner in enumerate(game.game_winners):
-            won = f"won by {who(winner)}" if winner is not None else "not finished"
-            lines.append(f"  Game {g + 1}: {scores(g)} ({won})")
-        wins = [sum(1 for w in game.game_winners if w == p) for p in range(game.players)]
-        most, least = max(wins), min(wins)
-        what = f"series, {plural(most, 'game')} to {least}"
-        if fault is not None:
-            what = "series"
-    if game.winner is None:
-        lines.append(s.em(f"  The {what} is drawn."))
-    elif game.winner == me:
-        lines.append(s.em(f"  You win the {what}!"))
-    else:
-        lines.append(s.em(f"  {who(game.winner)} wins the {what}."))
-    return lines
-
-
-def _verb(phrase: str, you: bool) -> str:
-    """``knock`` for you, ``knocks`` for the engine; ``go gin`` and ``goes gin``."""
-    if you:
-        return phrase
-    verb, _, rest = phrase.partition(" ")
-    verb = "goes" if verb == "go" else verb + "s"
-    return f"{verb} {rest}".rstrip()
-
-
-def _and(words: Sequence[str]) -> str:
-    """``1``, ``1 and 2``, ``1, 2 and 3``."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def help_text(hand: HandView, advice: bool = False, advising: bool = False) -> str:

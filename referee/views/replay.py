@@ -8,19 +8,11 @@ colour on a terminal, and their plain two-letter form when the output is piped, 
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
-import click
-
-from ginproto.cards import Card
 from ginproto.game import Game
-from ginproto.hand import Outcome
-from ginproto.melds import Meld
-from ginproto.moves import Move, MoveKind
 from ginproto.record import (
     Advice,
     Comment,
@@ -40,67 +32,14 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game
 from ginproto.rules import Rules
-from ginproto.text import ID_LIMIT, plural, printable
+from ginproto.text import ID_LIMIT, printable
+from referee.views.narration import Style, move_text, result_text
 
 MAX_SHOWN_ERRORS = 20
 
 
 class Quit(Exception):
     """The person stepping through a hand asked to stop."""
-
-
-@dataclass(frozen=True)
-class Style:
-    """How to draw cards: with suit symbols, and with colour."""
-
-    symbols: bool
-    colour: bool
-
-    @property
-    def sep(self) -> str:
-        """A separator between facts on one line (plain ASCII when piped)."""
-        return " · " if self.symbols else ", "
-
-    def card(self, card: Card) -> str:
-        text = card.symbol() if self.symbols else str(card)
-        if self.colour and card.suit in (1, 2):
-            return click.style(text, fg="red", bold=True)
-        if self.colour:
-            return click.style(text, bold=True)
-        return text
-
-    def cards(self, cards: Iterable[Card]) -> str:
-        return " ".join(self.card(c) for c in cards) or "-"
-
-    def meld(self, meld: Meld) -> str:
-        return "-".join(self.card(c) for c in meld.cards)
-
-    def melds(self, melds: Iterable[Meld]) -> str:
-        return "  ".join(self.meld(m) for m in melds) or "-"
-
-    def move(self, move: Move) -> str:
-        if move.card is None and not move.melds:
-            return str(move.kind)
-        parts = [str(move.kind)]
-        if move.card is not None:
-            parts.append(self.card(move.card))
-        parts += [self.meld(m) for m in move.melds or ()]
-        return " ".join(parts)
-
-    def em(self, text: str) -> str:
-        return click.style(text, bold=True) if self.colour else text
-
-    def bad(self, text: str) -> str:
-        return click.style(text, fg="red", bold=True) if self.colour else text
-
-
-def choose_style(stream: IO[str], colour: bool | None) -> Style:
-    """Symbols and colour on a terminal; plain text when piped. ``NO_COLOR`` turns colour off;
-    ``--color``/``--no-color`` (``colour``) decide over both."""
-    tty = stream.isatty()
-    if colour is None:
-        colour = tty and not os.environ.get("NO_COLOR")
-    return Style(symbols=tty or colour, colour=colour)
 
 
 class Renderer:
@@ -246,40 +185,10 @@ class Renderer:
                 self.echo(f"  Hollywood games: {wins}")
 
     def describe(self, play: Play) -> str:
-        s = self.style
-        move, card = play.move, play.card
-        kind = move.kind
-        if kind is MoveKind.TAKE:
-            return f"takes the upcard {s.card(card) if card else ''}"
-        if kind is MoveKind.PASS:
-            return "passes the upcard"
-        if kind is MoveKind.STOCK:
-            return f"draws from the stock: {s.card(card) if card else '?'}"
-        if kind is MoveKind.PILE:
-            return f"takes {s.card(card) if card else '?'} from the pile"
-        if kind is MoveKind.DISCARD and move.card is not None:
-            return f"discards {s.card(move.card)}"
-        declared = f", declaring {s.melds(move.melds)}" if move.melds else ""
-        if kind is MoveKind.KNOCK and move.card is not None:
-            return s.em(f"knocks, discarding {s.card(move.card)}") + declared
-        return s.em("goes big gin") + declared
+        return move_text(play.move, play.card, self.style)
 
     def result(self, item: Result) -> str:
-        if item.outcome is Outcome.DRAW:
-            return "drawn hand" + (" (the turn cap)" if item.capped else "")
-        how = {
-            Outcome.KNOCK: "by knocking",
-            Outcome.GIN: "with gin",
-            Outcome.BIG_GIN: "with big gin",
-            Outcome.UNDERCUT: "by an undercut",
-        }[item.outcome]
-        text = f"{self.who(item.winner)} wins {how}: {plural(item.points, 'point')}"
-        if item.multiplier != 1:
-            text += f" (doubled x{item.multiplier})"
-        if item.games:
-            text += " in game" + ("s " if len(item.games) > 1 else " ")
-            text += ", ".join(str(g) for g in item.games)
-        return text
+        return result_text(item, self.who)
 
     def scores(self, columns: Sequence[Sequence[int]]) -> str:
         def one(col: Sequence[int]) -> str:

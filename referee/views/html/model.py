@@ -15,7 +15,6 @@ after the hand's ``m``-th move. Cards travel as their two-letter text; a hand as
 
 from __future__ import annotations
 
-import io
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -41,8 +40,8 @@ from ginproto.record import (
 )
 from ginproto.replay import replay_game
 from ginproto.rules import Rules
-from referee.views.play import points_text
-from referee.views.replay import Renderer, Style
+from ginproto.text import ID_LIMIT, printable
+from referee.views.narration import Style, move_text, points_text, result_text
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +73,6 @@ class _Builder:
         self.record = record
         self.rules = record.rules()
         self.names = [e.name for e in record.players]
-        self.renderer = Renderer(record, number, _STYLE, io.StringIO())
         self.hands: list[dict[str, Any]] = []
         self.hand: Hand | None = None  # the hand being played (kept after the game scores it)
         self.seats: tuple[int, int] = (0, 1)
@@ -141,7 +139,7 @@ class _Builder:
             move: dict[str, Any] = {
                 "p": item.player,
                 "k": str(item.move.kind),
-                "t": self.renderer.describe(item),
+                "t": move_text(item.move, item.card, _STYLE),
             }
             if item.card is not None:
                 move["c"] = str(item.card)  # the card drawn
@@ -188,6 +186,13 @@ class _Builder:
                 "games": list(item.game_winners),
             }
 
+    def who(self, player: int | None) -> str:
+        """A player as ``ginref replay`` names one: ``player 0 (Simple)``."""
+        if player is None:
+            return "nobody"
+        name = printable(self.names[player], ID_LIMIT) if player < len(self.names) else "?"
+        return f"player {player} ({name})"
+
     def result(self, item: Result, game: Game) -> dict[str, Any]:
         out: dict[str, Any] = {
             "outcome": str(item.outcome),
@@ -195,7 +200,7 @@ class _Builder:
             "points": item.points,
             "x": item.multiplier,
             "games": list(item.games),
-            "text": self.renderer.result(item),
+            "text": result_text(item, self.who),
         }
         if item.outcome is Outcome.DRAW:
             out["how"] = "the turn cap" if item.capped else "two cards left in the stock"
