@@ -295,6 +295,25 @@ def drawn_after_discard(rules: Rules, stock: int, turns: int) -> bool:
     return stock <= DRAW_STOCK or turns >= rules.turn_cap
 
 
+def hand_points(
+    rules: Rules, outcome: Outcome, knocker_deadwood: int, defender_deadwood: int
+) -> tuple[int, int]:
+    """A won hand's points before the multiplier, as the difference of the deadwoods and the
+    bonus (RULES.md, "Score of the hand"): a knock D - K and no bonus; an undercut K - D and
+    the undercut bonus; gin D and the gin bonus; big gin D and the big gin bonus. K and D are
+    the knocker's and the defender's deadwood after the lay-offs. A drawn hand: (0, 0)."""
+    k, d = knocker_deadwood, defender_deadwood
+    if outcome is Outcome.KNOCK:
+        return d - k, 0
+    if outcome is Outcome.UNDERCUT:
+        return k - d, rules.undercut_bonus
+    if outcome is Outcome.GIN:
+        return d, rules.gin_bonus
+    if outcome is Outcome.BIG_GIN:
+        return d, rules.big_gin_bonus
+    return 0, 0
+
+
 def score_showdown(
     rules: Rules,
     upcard: Card,
@@ -319,14 +338,14 @@ def score_showdown(
         result = best_layoffs((), defender_cards)
         outcome = Outcome.BIG_GIN if big_gin else Outcome.GIN
         winner = knocker
-        points = result.deadwood + (rules.big_gin_bonus if big_gin else rules.gin_bonus)
     else:
         result = best_layoffs(arrangement.melds, defender_cards)
-        d = result.deadwood
-        if k < d:
-            outcome, winner, points = Outcome.KNOCK, knocker, d - k
+        if k < result.deadwood:
+            outcome, winner = Outcome.KNOCK, knocker
         else:
-            outcome, winner, points = Outcome.UNDERCUT, 1 - knocker, k - d + rules.undercut_bonus
+            outcome, winner = Outcome.UNDERCUT, 1 - knocker
+    difference, bonus = hand_points(rules, outcome, k, result.deadwood)
+    points = difference + bonus
     multiplier = rules.multiplier_for(upcard)
     return HandResult(
         outcome=outcome,

@@ -18,7 +18,7 @@ import click
 
 from ginproto.cards import Card
 from ginproto.game import Entry, Game, GameEnd, Roles
-from ginproto.hand import HandResult, Outcome, Turn
+from ginproto.hand import HandResult, Outcome, Turn, hand_points
 from ginproto.melds import Meld, best_melds
 from ginproto.moves import Move, MoveKind
 from ginproto.record import Result
@@ -262,27 +262,24 @@ def advice_note(advised: Move | None, move: Move, style: Style) -> str:
 
 
 def points_text(result: HandResult, rules: Rules) -> str:
-    """How the hand's points came about, e.g. ``19 - 4 = 15 points``."""
-    k, d = result.knocker_deadwood_value, result.defender_deadwood_value
-    if result.outcome is Outcome.KNOCK:
-        sum_text, base = f"{d} - {k}", d - k
-    elif result.outcome is Outcome.UNDERCUT:
-        bonus = rules.undercut_bonus
-        sum_text, base = f"{k} - {d} + {bonus} undercut bonus", k - d + bonus
-    elif result.outcome is Outcome.GIN:
-        sum_text, base = f"{d} + {rules.gin_bonus} gin bonus", d + rules.gin_bonus
-    elif result.outcome is Outcome.BIG_GIN:
-        sum_text, base = f"{d} + {rules.big_gin_bonus} big gin bonus", d + rules.big_gin_bonus
-    else:
+    """How the hand's points came about, e.g. ``19 - 4 = 15 points``: the core's terms
+    (``ginproto.hand.hand_points``), put into words."""
+    if result.outcome is Outcome.DRAW:
         return "no score"
+    k, d = result.knocker_deadwood_value, result.defender_deadwood_value
+    difference, bonus = hand_points(rules, result.outcome, k, d)
+    sum_text = {
+        Outcome.KNOCK: f"{d} - {k}",
+        Outcome.UNDERCUT: f"{k} - {d} + {bonus} undercut bonus",
+        Outcome.GIN: f"{d} + {bonus} gin bonus",
+        Outcome.BIG_GIN: f"{d} + {bonus} big gin bonus",
+    }[result.outcome]
     if result.multiplier != 1:
         sum_text = f"({sum_text}) x {result.multiplier}"
-        base *= result.multiplier
     points = plural(result.points, "point")
-    if base != result.points:  # a rule this display does not know: just the points
-        return points
+    if (difference + bonus) * result.multiplier != result.points:
+        return points  # a result that is not the core's own (a record's text): just the points
     return f"{sum_text} = {points}"
-
 
 def showdown(
     entry: Entry, me: int, names: Sequence[str], style: Style, rules: Rules
