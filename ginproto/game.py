@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ginproto.cards import Card
 from ginproto.hand import Hand, HandResult, HandView, IllegalMoveError, Turn, build_frozen
 from ginproto.moves import Move
-from ginproto.rules import Rules
+from ginproto.rules import SHUTOUT_DOUBLE, Rules
 
 
 class GamePhase(enum.Enum):
@@ -357,6 +357,6 @@ class Game:
                 score += rules.game_bonus
                 losers_scored = any(col[q] > 0 for q in range(self.players) if q != p)
                 if rules.shutout_double and not losers_scored:
-                    score *= 2
+                    score *= SHUTOUT_DOUBLE
             out.append(score)
         return tuple(out)

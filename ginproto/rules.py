@@ -27,6 +27,12 @@ class Variant(enum.Enum):
         return self.value
 
 
+SPADE_DOUBLE = 2
+"""The multiplier of a hand whose first upcard is a spade, under ``spade_double``."""
+SHUTOUT_DOUBLE = 2
+"""The multiplier of a game won by a shutout, under ``shutout_double``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """The variant and every rule option. The defaults are the seeds' reading (RULES.md).
@@ -91,7 +97,21 @@ class Rules:
 
     def multiplier_for(self, upcard: Card) -> int:
         """2 when the spade-doubling option is on and the first upcard is a spade, else 1."""
-        return 2 if self.spade_double and upcard.suit == 3 else 1
+        return SPADE_DOUBLE if self.spade_double and upcard.suit == 3 else 1
+
+    @property
+    def max_hand_points(self) -> int:
+        """A bound on one hand's points under these rules: 100 deadwood (more than ten or
+        eleven cards hold) with the largest bonus, times the spade double."""
+        bonus = max(self.gin_bonus, self.big_gin_bonus, self.undercut_bonus + 100)
+        return SPADE_DOUBLE * (100 + bonus)
+
+    @property
+    def max_score(self) -> int:
+        """A bound on a player's final score in one game: a column ends below ``target``
+        plus one hand, then the box and game bonuses and the shutout double come on top."""
+        column = self.target - 1 + self.max_hand_points
+        return SHUTOUT_DOUBLE * (column + self.box_bonus * self.hand_cap + self.game_bonus)
 
     def to_params(self) -> dict[str, str]:
         """Every parameter as text, in a fixed order (records and the protocol carry these)."""

@@ -398,8 +398,7 @@ def check_rules_fit(rules: Rules) -> None:
     """Raise ``ValueError`` unless every number these rules put into a protocol line fits in
     ``MAX_NUMBER``: each rule value, and the largest score a game under them can reach.
 
-    A hand scores at most (100 deadwood + its largest bonus) times 2 (spade doubling); a game
-    column ends below ``target`` plus one hand; game, box and shutout bonuses come on top.
+    The largest score is the rules' own bound, ``Rules.max_score``.
     """
     for name, value in rules.to_params().items():
         if value.isdigit() and int(value) > MAX_NUMBER:
@@ -407,9 +406,7 @@ def check_rules_fit(rules: Rules) -> None:
                 f"{name}={value} is too large: a number in a protocol line has at most"
                 f" {NUMBER_DIGITS} digits (at most {MAX_NUMBER})"
             )
-    hand = 2 * (100 + max(rules.gin_bonus, rules.big_gin_bonus, rules.undercut_bonus + 100))
-    column = rules.target - 1 + hand
-    score = 2 * (column + rules.box_bonus * rules.hand_cap + rules.game_bonus)
+    score = rules.max_score
     if score > MAX_NUMBER:
         raise ValueError(
             f"these rules let a score reach {score}, more than the {NUMBER_DIGITS} digits a"
