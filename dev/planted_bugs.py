@@ -21,11 +21,11 @@ Before anything, every bug's ``old`` snippet must occur exactly once in its file
 script fails loudly, naming the bug, when the code moves; and the target files must have no
 uncommitted changes (they are rewritten in place). Usage::
 
-    .venv/bin/python tests/planted_bugs.py               # every bug
-    .venv/bin/python tests/planted_bugs.py --bug store-1 # one (the option repeats)
-    .venv/bin/python tests/planted_bugs.py --list        # the bugs, without running
-    .venv/bin/python tests/planted_bugs.py --json out.json
-    .venv/bin/python tests/planted_bugs.py --bug store-2 --tests tests/test_store.py
+    .venv/bin/python dev/planted_bugs.py               # every bug
+    .venv/bin/python dev/planted_bugs.py --bug store-1 # one (the option repeats)
+    .venv/bin/python dev/planted_bugs.py --list        # the bugs, without running
+    .venv/bin/python dev/planted_bugs.py --json out.json
+    .venv/bin/python dev/planted_bugs.py --bug store-2 --tests tests/test_store.py
 
 Run it alone on the machine's cores: it runs real engines, sandboxes, browsers and Dask
 clusters, one bug after another.
