@@ -56,10 +56,10 @@ from ginproto.melds import (
     mask_least_discard,
 )
 from ginproto.moves import MoveKind
+from ginproto.search import HAND_SIZE
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
 
-HAND_SIZE = 10
 
 # How much a signal about card x changes the odds that the opponent holds a card that melds
 # with x. Tuned by self-play against the built-in engines.
