@@ -417,25 +417,32 @@ class Hand:
         (no rule looked at those cards' names), and a seat that never saw them cannot tell
         the copy from this hand."""
         other = self.clone()
+        # By card index: the new card, for every card (the ones not renamed keep theirs).
+        table = list(DECK)
         renamed = 0
-        for old in names:
+        for old, new in names.items():
+            table[old.index] = new
             renamed |= 1 << old.index
         for seat in (0, 1):
             mask = self._masks[seat]
-            new_mask = mask & ~renamed
-            for old, new in names.items():
-                if mask >> old.index & 1:
-                    new_mask |= 1 << new.index
-            other._masks[seat] = new_mask
+            kept = mask & ~renamed
+            moved = mask & renamed
+            while moved:
+                low = moved & -moved
+                kept |= 1 << table[low.bit_length() - 1].index
+                moved ^= low
+            other._masks[seat] = kept
         other._sorted = [None, None]
-        get = names.get
-        other.deck = tuple(get(c, c) for c in self.deck)
-        other._stock = [get(c, c) for c in self._stock]
+        rename = table.__getitem__
+        other.deck = tuple(map(rename, map(card_index, self.deck)))
+        other._stock = list(map(rename, map(card_index, self._stock)))
         history = other._history
         for i, turn in enumerate(history):
             card = turn.card
-            if card is not None and card in names:
-                history[i] = other._seen[turn.seat][i] = Turn(turn.seat, turn.move, names[card])
+            if card is not None and renamed >> card.index & 1:
+                history[i] = other._seen[turn.seat][i] = Turn(
+                    turn.seat, turn.move, rename(card.index)
+                )
         other._legal = None
         other._knocks = None
         return other
