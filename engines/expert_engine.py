@@ -47,7 +47,7 @@ import random
 from typing import ClassVar
 
 from engines.expert.knowledge import WAITER_KNOCKING_TURNS, Knowledge
-from engines.expert.rollout import Showdown, play_out, worlds
+from engines.expert.rollout import Showdown, play_outs, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
 from ginproto.hand import Hand, Outcome
@@ -259,15 +259,25 @@ class ExpertEngine(Engine):
         low = knock is not None and params.hold_low > 0
         low_total = 0.0
         showdown = None if knock is None else self._showdown(view, evaluator, knock)
+        # The best discard played out by a seat that knocks as the rules allow, and, declining
+        # the knock, by one that waits for gin and one that knocks with ``hold_low``: one
+        # play-out, branched where they part (``play_outs``).
+        limits: list[int | None] = [None]
+        if hold:
+            limits.append(0)
+        if low:
+            limits.append(params.hold_low)
         for world in self._worlds(view, evaluator):
             for card in candidates:
-                totals[card] += self._play_on(world, card, seat, None)
+                values = self._play_on(world, card, seat, limits if card == hold_card else [None])
+                totals[card] += values[0]
+                if card == hold_card:
+                    if hold:
+                        hold_total += values[1]
+                    if low:
+                        low_total += values[-1]
             if showdown is not None:
                 knock_total += showdown.points(world.cards(1 - seat))
-            if hold:
-                hold_total += self._play_on(world, hold_card, seat, 0)
-            if low:
-                low_total += self._play_on(world, hold_card, seat, params.hold_low)
         if (
             showdown is not None
             and params.waiting > 0
@@ -304,12 +314,13 @@ class ExpertEngine(Engine):
         return (1 - share) * total + share * waited * params.worlds
 
     @staticmethod
-    def _play_on(world: Hand, card: Card, seat: int, mine: int | None) -> int:
-        """The play-out of discarding ``card`` in (a copy of) ``world``: this seat then knocks
-        as the rules allow (``mine`` None) or only with ``mine`` deadwood or less (0: gin)."""
+    def _play_on(world: Hand, card: Card, seat: int, limits: list[int | None]) -> list[int]:
+        """The play-outs of discarding ``card`` in (a copy of) ``world``, one for each of
+        ``limits``: this seat then knocks as the rules allow (None) or only with that much
+        deadwood or less (0: gin)."""
         trial = world.clone()
         trial.apply(Move.discard(card))
-        return play_out(trial, seat, my_limit=mine)
+        return play_outs(trial, seat, limits)
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand

@@ -14,7 +14,7 @@ import pytest
 from helpers import RULE_SETS, make_deck
 
 from engines.expert.knowledge import Knowledge, meld_partners
-from engines.expert.rollout import Showdown, play_out, points, worlds
+from engines.expert.rollout import Showdown, play_out, play_outs, points, worlds
 from engines.simple_engine import SimpleEngine
 from ginproto.cards import DECK, parse_cards
 from ginproto.hand import Hand, Outcome
@@ -60,6 +60,15 @@ def test_a_play_out_ends_where_the_core_ends_the_hand_and_scores_as_it_does(rule
         outcomes.add(result.outcome)
     if rules.turn_cap <= 5:
         assert Outcome.DRAW in outcomes
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(variant=Variant.OKLAHOMA, big_gin=True)], ids=str)
+def test_play_outs_for_several_limits_are_the_play_outs_one_by_one(rules: Rules) -> None:
+    limits: list[int | None] = [None, 0, 5, 3]
+    for seed in range(40):
+        world = opening(rules, seed)
+        alone = [play_out(world.clone(), 1, limit) for limit in limits]
+        assert play_outs(world.clone(), 1, limits) == alone
 
 
 def test_a_play_out_ends_drawn_at_two_stock_cards_whatever_the_turn_cap() -> None:

@@ -32,7 +32,7 @@ from ginproto.melds import Arrangement, knocker_arrangement, mask_best_discard, 
 from ginproto.moves import Move, MoveKind
 from ginproto.search import Determinizer, score_showdown
 
-__all__ = ["Showdown", "play_out", "points", "worlds"]
+__all__ = ["Showdown", "play_out", "play_outs", "points", "worlds"]
 
 _STOCK, _PILE, _TAKE, _PASS = Move.stock(), Move.pile(), Move.take(), Move.pass_()
 _KIND_KNOCK, _KIND_BIG_GIN = MoveKind.KNOCK, MoveKind.BIG_GIN
@@ -82,6 +82,17 @@ def play_out(world: Hand, seat: int, my_limit: int | None = None) -> int:
     points (negative: lost; 0: drawn). ``world`` is played on, so pass a copy that may be
     used up (``Hand.clone``). ``my_limit``: the most deadwood ``seat`` knocks with (``None``:
     whatever the rules allow, as the opponent; 0: gin only)."""
+    return play_outs(world, seat, (my_limit,))[0]
+
+
+def play_outs(world: Hand, seat: int, limits: Sequence[int | None]) -> list[int]:
+    """``play_out`` of ``world`` for each of ``limits`` at once (``seat``'s points for each).
+
+    The play-outs differ only in when ``seat`` knocks, and the policy's draws and discards do
+    not depend on it: they are one play-out, by the seat that knocks least, until a knock
+    the others would make; each of those is played on a copy there. ``world`` is played on."""
+    open_ = dict(enumerate(limits))  # the play-outs not ended yet, by index
+    values = [0] * len(limits)
     # Each seat's deadwood after its last discard, as the policy's yardstick for the pile.
     dws = [mask_deadwood(world.mask(0)), mask_deadwood(world.mask(1))]
     while True:
@@ -96,7 +107,7 @@ def play_out(world: Hand, seat: int, my_limit: int | None = None) -> int:
                 kind = move.kind
                 if kind is _KIND_BIG_GIN:
                     world.apply(move)
-                    return points(world, seat)
+                    return _finish(world, seat, values, open_)
                 if kind is not _KIND_KNOCK:
                     break
                 knocks.append(move)
@@ -108,9 +119,20 @@ def play_out(world: Hand, seat: int, my_limit: int | None = None) -> int:
                     banned = taken.index
             card, dw = mask_best_discard(world.mask(mover), banned)
             knock = Move.knock(DECK[card])
-            if knock in knocks and (mover != seat or my_limit is None or dw <= my_limit):
-                world.apply(knock)
-                break
+            if knock in knocks:
+                if mover != seat:
+                    world.apply(knock)
+                    return _finish(world, seat, values, open_)
+                eager = [i for i, limit in open_.items() if limit is None or dw <= limit]
+                if eager:
+                    if len(eager) == len(open_):
+                        world.apply(knock)
+                        return _finish(world, seat, values, open_)
+                    branch = world.clone()
+                    branch.apply(knock)
+                    for i in eager:
+                        values[i] = points(branch, seat)
+                        del open_[i]
             world.apply(Move.discard(DECK[card]))
             dws[mover] = dw
         elif phase is _DRAW or phase is _OFFER:
@@ -124,8 +146,15 @@ def play_out(world: Hand, seat: int, my_limit: int | None = None) -> int:
                     continue
             world.apply(_STOCK if phase is _DRAW else _PASS)
         else:
-            break
-    return points(world, seat)
+            return _finish(world, seat, values, open_)
+
+
+def _finish(world: Hand, seat: int, values: list[int], open_: dict[int, int | None]) -> list[int]:
+    """``values`` with the finished ``world``'s points for the play-outs still open."""
+    final = points(world, seat)
+    for i in open_:
+        values[i] = final
+    return values
 
 
 def worlds(

@@ -110,7 +110,6 @@ class Params:
     hold_low: int = 0  # a knock also weighed against playing on to knock with this deadwood
 
 
-
 class Evaluator:
     """The evaluation of one decision: ``Knowledge`` plus caches keyed by hand."""
 
