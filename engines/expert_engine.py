@@ -12,7 +12,8 @@ hands and keeping those that explain its last discard and its not knocking. On t
   plain deadwood (weighed more as the stock runs down), plus a cost for the chance that the
   opponent melds the discard, less a bonus for the chance to be able to knock after the next
   draw (the hand is a race to knock);
-- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
+- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``: each a
+  ``Hand`` of the rules core, played by its legal moves and scored by its own scoring), the
   showdown now with the best discard played out to the end of the hand by a fast greedy policy
   for both seats, and with the same discard played out by a seat that waits for gin (a low
   hand that declines to knock often undercuts an opponent who knocks first); it always goes
@@ -61,8 +62,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_MOVETIME = 20
 # Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock
 # and two hands weighed by ``Knowledge.refine``; 15 units look one more discard two draws deep
-# (up to six), and 2.2 units play out one world for the knock (three play-outs in it: the
-# showdown, playing on, playing on for gin). At the default this is about 13 ms of CPU per
+# (up to six), and 2.2 units play out one world for the knock (a hand of the rules core, dealt
+# by ``ginproto.search.Determinizer``: the showdown, and playing on and playing on for gin as
+# one play-out branched where they part). At the default this is about 13 ms of CPU per
 # decision on average on the 2-core test machine: the budget is a ceiling on the mean, kept
 # far from it.
 WORK_PER_MS = 10
