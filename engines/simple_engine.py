@@ -78,7 +78,9 @@ class SimpleEngine(Engine):
             card = min(knocks, key=lambda c: (knocks[c], -c.value, -c.index))
             return Move.knock(card)
         after = discard_deadwoods(hand.cards)
-        card = min((c for c in after if c in allowed), key=lambda c: (after[c], -c.value, -c.index))
+        card = min(
+            (c for c in after if c in allowed), key=lambda c: (after[c], -c.value, -c.index)
+        )
         return Move.discard(card)
 
 
