@@ -12,7 +12,8 @@ hands and keeping those that explain its last discard and its not knocking. On t
   plain deadwood (weighed more as the stock runs down), plus a cost for the chance that the
   opponent melds the discard, less a bonus for the chance to be able to knock after the next
   draw (the hand is a race to knock);
-- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``), the
+- decides a knock by comparing, in the same sampled worlds (``engines.expert.rollout``: each a
+  ``Hand`` of the rules core, played by its legal moves and scored by its own scoring), the
   showdown now with the best discard played out to the end of the hand by a fast greedy policy
   for both seats, and with the same discard played out by a seat that waits for gin (a low
   hand that declines to knock often undercuts an opponent who knocks first); it always goes
@@ -47,21 +48,23 @@ import random
 from typing import ClassVar
 
 from engines.expert.knowledge import WAITER_KNOCKING_TURNS, Knowledge
-from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
+from engines.expert.rollout import Showdown, play_outs, worlds
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
-from ginproto.hand import Outcome
+from ginproto.hand import Hand, Outcome
 from ginproto.melds import deadwood
 from ginproto.protocol import Go, HandOver, NewMatch
 from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
+from ginproto.search import DRAW_STOCK, drawn_after_discard
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVETIME = 20
 # Units of work per millisecond of budget. A unit is one sampled opponent hand for the knock
 # and two hands weighed by ``Knowledge.refine``; 15 units look one more discard two draws deep
-# (up to six), and 2.2 units play out one world for the knock (three play-outs in it: the
-# showdown, playing on, playing on for gin). At the default this is about 13 ms of CPU per
+# (up to six), and 2.2 units play out one world for the knock (a hand of the rules core, dealt
+# by ``ginproto.search.Determinizer``: the showdown, and playing on and playing on for gin as
+# one play-out branched where they part). At the default this is about 13 ms of CPU per
 # decision on average on the 2-core test machine: the budget is a ceiling on the mean, kept
 # far from it.
 WORK_PER_MS = 10
@@ -218,16 +221,11 @@ class ExpertEngine(Engine):
         return Move.discard(card)
 
     @staticmethod
-    def _scoring(view: GameView) -> Scoring:
-        hand = view.hand
-        return Scoring(hand.knock_limit, hand.rules.gin_bonus, hand.rules.undercut_bonus)
-
-    @staticmethod
-    def _worlds(evaluator: Evaluator) -> list[World]:
+    def _worlds(view: GameView, evaluator: Evaluator) -> list[Hand]:
         """The sampled worlds of a decision: opponent hands from the inference, each with the
-        rest of the unseen cards shuffled into a stock."""
+        rest of the unseen cards shuffled into a stock, dealt as hands by the rules core."""
         hands = evaluator.opponent_hands(evaluator.params.worlds)
-        return worlds(hands, evaluator.k.unseen, evaluator.rng)
+        return worlds(view.hand, hands, evaluator.rng)
 
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
@@ -252,7 +250,7 @@ class ExpertEngine(Engine):
                 return Move.knock(knock)
         if len(candidates) == 1 and knock is None:
             return Move.discard(candidates[0])
-        scoring = self._scoring(view)
+        seat = hand.seat
         totals = dict.fromkeys(candidates, 0.0)
         knock_total = 0.0
         # Declining the knock to wait for gin, with the discard the evaluation likes best.
@@ -262,27 +260,32 @@ class ExpertEngine(Engine):
         # And, with ``hold_low``, declining it to knock later with that little deadwood.
         low = knock is not None and params.hold_low > 0
         low_total = 0.0
-        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
-        played = self._worlds(evaluator)
-        for world in played:
+        showdown = None if knock is None else self._showdown(view, evaluator, knock)
+        # The best discard played out by a seat that knocks as the rules allow, and, declining
+        # the knock, by one that waits for gin and one that knocks with ``hold_low``: one
+        # play-out, branched where they part (``play_outs``).
+        limits: list[int | None] = [None]
+        if hold:
+            limits.append(0)
+        if low:
+            limits.append(params.hold_low)
+        for world in self._worlds(view, evaluator):
             for card in candidates:
-                rest = [c for c in cards if c != card]
-                totals[card] += play_out(rest, world, card, scoring)
-            if knock is not None:
-                kept = [c for c in cards if c != knock]
-                knock_total += showdown(kept, world.opponent, hidden, scoring)
-            if hold:
-                hold_total += self._hold(cards, hold_card, world, scoring, 0)
-            if low:
-                low_total += self._hold(cards, hold_card, world, scoring, params.hold_low)
+                values = self._play_on(world, card, seat, limits if card == hold_card else [None])
+                totals[card] += values[0]
+                if card == hold_card:
+                    if hold:
+                        hold_total += values[1]
+                    if low:
+                        low_total += values[-1]
+            if showdown is not None:
+                knock_total += showdown.points(world.cards(1 - seat))
         if (
-            knock is not None
+            showdown is not None
             and params.waiting > 0
             and len(evaluator.k.discarded) >= params.wait_from
         ):
-            knock_total = self._knock_against_waiting(
-                cards, knock, evaluator, scoring, knock_total
-            )
+            knock_total = self._knock_against_waiting(showdown, evaluator, knock_total)
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
         if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
             return Move.discard(hold_card)
@@ -293,38 +296,33 @@ class ExpertEngine(Engine):
         return Move.discard(best)
 
     @staticmethod
-    def _knock_against_waiting(
-        cards: tuple[Card, ...],
-        knock: Card,
-        evaluator: Evaluator,
-        scoring: Scoring,
-        total: float,
-    ) -> float:
+    def _showdown(view: GameView, evaluator: Evaluator, knock: Card) -> Showdown:
+        """This seat's knock with ``knock``, to score against the opponent's hands."""
+        kept = [c for c in view.hand.cards if c != knock]
+        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
+        return Showdown.of(view.hand, kept, hidden)
+
+    @staticmethod
+    def _knock_against_waiting(showdown: Showdown, evaluator: Evaluator, total: float) -> float:
         """The knock's total over the decision's worlds, with the share ``Params.waiting`` of
         it scored instead against hands of an opponent that waited for gin
         (``Evaluator.patient_hands``): such an opponent holds far less deadwood than the
         inference's hands, and undercuts a knock that they would not."""
         params = evaluator.params
         count = max(1, round(params.worlds * params.waiting))
-        kept = [c for c in cards if c != knock]
-        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
         patient = evaluator.patient_hands(count)
-        waited = sum(showdown(kept, hand, hidden, scoring) for hand in patient) / count
+        waited = sum(showdown.points(hand) for hand in patient) / count
         share = params.waiting
         return (1 - share) * total + share * waited * params.worlds
 
     @staticmethod
-    def _hold(
-        cards: tuple[Card, ...] | list[Card],
-        card: Card,
-        world: World,
-        scoring: Scoring,
-        mine: int,
-    ) -> float:
-        """The play-out of declining the knock: ``card`` discarded, then a knock only with
-        ``mine`` deadwood or less (0: gin)."""
-        rest = [c for c in cards if c != card]
-        return play_out(rest, world, card, scoring, my_limit=mine)
+    def _play_on(world: Hand, card: Card, seat: int, limits: list[int | None]) -> list[int]:
+        """The play-outs of discarding ``card`` in (a copy of) ``world``, one for each of
+        ``limits``: this seat then knocks as the rules allow (None) or only with that much
+        deadwood or less (0: gin)."""
+        trial = world.clone()
+        trial.apply(Move.discard(card))
+        return play_outs(trial, seat, limits)
 
     def _knock(self, view: GameView, evaluator: Evaluator, knocks: set[Card]) -> Move | None:
         hand = view.hand
@@ -333,11 +331,11 @@ class ExpertEngine(Engine):
         if after[card] == 0:
             return Move.knock(card)
         params = evaluator.params
-        value = evaluator.knock_value(hand.cards, card, hand.rules.undercut_bonus)
-        # The stock left after this turn's discard; at two the hand is drawn.
-        if hand.stock <= 2:
+        value = evaluator.knock_value(self._showdown(view, evaluator, card))
+        # A discard now would draw the hand: any positive expectation beats that.
+        if drawn_after_discard(hand.rules, hand.stock, hand.turns):
             threshold = 0.0
-        elif hand.stock <= 6:
+        elif hand.stock <= DRAW_STOCK + 4:
             threshold = params.knock_late_threshold
         else:
             threshold = params.knock_threshold

@@ -247,6 +247,12 @@ class HandView:
         return _taken(self.phase, self.history)
 
     @property
+    def turns(self) -> int:
+        """The turns taken in the hand so far (a turn is one draw, or taking the first upcard),
+        as ``Hand.turns`` counts them for ``Rules.turn_cap``."""
+        return sum(1 for turn in self.history if turn.move.kind in _TURN_KINDS)
+
+    @property
     def stock_only(self) -> bool:
         return _stock_only(self.phase, self.history)
 
@@ -286,6 +292,12 @@ _ALLOWED: dict[Phase, tuple[tuple[MoveKind, ...], str]] = {
 
 DRAW_STOCK = 2
 """A hand is drawn when a discard (not a knock) leaves this many stock cards or fewer."""
+
+HAND_SIZE = 10
+"""The cards dealt to each seat (RULES.md, "Deal")."""
+
+DEALT_STOCK = len(DECK) - 2 * HAND_SIZE - 1
+"""The stock after the deal: the deck less both hands and the first upcard (31)."""
 
 
 def drawn_after_discard(rules: Rules, stock: int, turns: int) -> bool:
@@ -377,13 +389,13 @@ class Hand:
         self.dealer = dealer
         first = 1 - dealer
         masks = [0, 0]
-        for i in range(20):
+        for i in range(2 * HAND_SIZE):
             masks[first if i % 2 == 0 else dealer] |= 1 << self.deck[i].index
         self._masks = masks
         self._sorted: list[tuple[Card, ...] | None] = [None, None]
-        self.upcard = self.deck[20]
+        self.upcard = self.deck[2 * HAND_SIZE]
         self._pile: list[Card] = [self.upcard]
-        self._stock: list[Card] = list(reversed(self.deck[21:]))
+        self._stock: list[Card] = list(reversed(self.deck[2 * HAND_SIZE + 1 :]))
         self.knock_limit = rules.knock_limit_for(self.upcard)
         self.phase = Phase.OFFER
         self.to_move = first
@@ -415,7 +427,52 @@ class Hand:
         _set_attribute(other, "__dict__", state)
         return other
 
+    def _renamed(self, names: dict[Card, Card]) -> Hand:
+        """A copy of this hand in which every card ``c`` of ``names`` is ``names[c]``, in the
+        deck, the seats' cards, the stock and the history (``ginproto.search.Determinizer``).
+
+        ``names`` must be a permutation of cards that no move so far put on the pile or took
+        from it: renamed so, the deck, replayed with the same moves, gives exactly the copy
+        (no rule looked at those cards' names), and a seat that never saw them cannot tell
+        the copy from this hand."""
+        other = self.clone()
+        # By card index: the new card, for every card (the ones not renamed keep theirs).
+        table = list(DECK)
+        renamed = 0
+        for old, new in names.items():
+            table[old.index] = new
+            renamed |= 1 << old.index
+        for seat in (0, 1):
+            mask = self._masks[seat]
+            kept = mask & ~renamed
+            moved = mask & renamed
+            while moved:
+                low = moved & -moved
+                kept |= 1 << table[low.bit_length() - 1].index
+                moved ^= low
+            other._masks[seat] = kept
+        other._sorted = [None, None]
+        rename = table.__getitem__
+        other.deck = tuple(map(rename, map(card_index, self.deck)))
+        other._stock = list(map(rename, map(card_index, self._stock)))
+        history = other._history
+        for i, turn in enumerate(history):
+            card = turn.card
+            if card is not None and renamed >> card.index & 1:
+                history[i] = other._seen[turn.seat][i] = Turn(
+                    turn.seat, turn.move, rename(card.index)
+                )
+        other._legal = None
+        other._knocks = None
+        return other
+
     # -- what may be read ---------------------------------------------------------------
+    def mask(self, seat: int) -> int:
+        """The seat's cards as a 52-bit mask (bit ``card.index`` per card), the form
+        ``ginproto.melds``' mask functions take: a search's policy reads it without building
+        card tuples."""
+        return self._masks[seat]
+
     def cards(self, seat: int) -> tuple[Card, ...]:
         """The seat's cards, sorted."""
         cards = self._sorted[seat]
@@ -693,6 +750,7 @@ class Hand:
 _OFFER, _DRAW, _DISCARD, _OVER = Phase.OFFER, Phase.DRAW, Phase.DISCARD, Phase.OVER
 _KIND_TAKE, _KIND_PASS = MoveKind.TAKE, MoveKind.PASS
 _KIND_STOCK, _KIND_PILE, _KIND_DISCARD = MoveKind.STOCK, MoveKind.PILE, MoveKind.DISCARD
+_TURN_KINDS = frozenset((MoveKind.TAKE, MoveKind.STOCK, MoveKind.PILE))
 _OFFERS = (_TAKE, _PASS)
 _DRAWS = (_STOCK, _PILE)
 _STOCK_ONLY = (_STOCK,)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from helpers import make_deck
 
 from engines.expert.knowledge import Knowledge
-from engines.expert.rollout import Scoring, World, play_out, showdown, worlds
+from engines.expert.rollout import play_out, worlds
 from engines.expert.strategy import Evaluator, Params
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, budget_ms, effort
 from engines.random_engine import RandomEngine
@@ -279,49 +279,18 @@ def test_a_match_through_the_referee_verifies(tmp_path: Path) -> None:
     assert verify.exit_code == 0, verify.output
 
 
-def test_a_played_out_showdown_scores_as_the_referee_does() -> None:
-    # Hands that reach a showdown in the rules core, scored again by the play-out model.
-    rules = Rules()
-    scoring = Scoring(rules.knock_limit, rules.gin_bonus, rules.undercut_bonus)
-    checked = 0
-    for key in range(40):
-        log = play_game(rules, [SimpleEngine(), SimpleEngine()], "showdown", key)
-        for played, entry in zip(log.hands, log.game.entries, strict=True):
-            result = entry.result
-            if result.knocker is None or result.outcome.value == "big gin":
-                continue
-            hand = Hand(rules, played.deck, played.dealer)
-            for step in played.steps:
-                hand.apply(step.turn.move)
-            knocker, defender = result.hands[result.knocker], result.hands[1 - result.knocker]
-            hidden = [c for c in played.deck if c not in knocker and c not in hand.pile]
-            points = showdown(knocker, defender, hidden, scoring)
-            assert abs(points) == result.points
-            assert (points > 0) == (result.winner == result.knocker)
-            checked += 1
-    assert checked >= 20
-
-
-def test_a_play_out_ends_in_a_draw_when_the_stock_runs_down() -> None:
-    deck = make_deck(NON_DEALER, DEALER, "9s", "Kh Kd Kc 4c 6d")
-    mine, theirs = list(deck[:10]), list(deck[10:20])
-    scoring = Scoring(10, 25, 10)
-    # Two cards left in the stock after this seat's discard: the hand is drawn at once.
-    assert play_out(mine, World(theirs, list(deck[21:23])), deck[20], scoring) == 0
-
-
-def test_every_world_keeps_the_opponents_known_cards_out_of_the_stock() -> None:
+def test_every_world_is_a_hand_the_seat_cannot_tell_from_the_real_one() -> None:
     hand = _hand("take", "discard Ks", "stock", "discard 2s")
     view = hand.view(0)
     knowledge = Knowledge.of(view)
     rng = random.Random(1)
     nine = Card.from_str("9s")
-    for world in worlds([knowledge.sample(rng) for _ in range(30)], knowledge.unseen, rng):
-        assert nine in world.opponent and nine not in world.stock
-        assert len(world.stock) == view.stock
-        seen = {*view.cards, *view.pile}
-        assert not seen & {*world.opponent, *world.stock}
-        assert len({*world.opponent, *world.stock}) == 10 + view.stock
+    played = worlds(view, [knowledge.sample(rng) for _ in range(30)], rng)
+    assert len({world.cards(1) for world in played}) > 1
+    for world in played:
+        assert world.view(0) == view
+        assert nine in world.cards(1)
+        assert world.stock_count == view.stock
 
 
 def test_hands_weighed_by_deadwood_hold_less_of_it_and_only_cards_the_opponent_may_hold() -> None:
@@ -341,25 +310,28 @@ def test_hands_weighed_by_deadwood_hold_less_of_it_and_only_cards_the_opponent_m
     assert mean_weighed < mean_plain - 5
 
 
-def play_out_deals(seed: int, count: int) -> Iterator[tuple[list[Card], World, Card]]:
-    """``count`` seeded random deals for a play-out: this seat's 10 cards, the world (the
-    opponent's 10 and the stock) and the pile's top card."""
+def opening_deals(rules: Rules, seed: int, count: int) -> Iterator[Hand]:
+    """``count`` seeded random hands in which both seats passed the upcard: the non-dealer
+    (seat 1) is to draw from the stock."""
     rng = random.Random(seed)
     for _ in range(count):
         deck = list(DECK)
         rng.shuffle(deck)
-        yield deck[:10], World(deck[10:20], deck[21:]), deck[20]
+        hand = Hand(rules, deck, dealer=0)
+        hand.apply(Move.pass_())
+        hand.apply(Move.pass_())
+        yield hand
 
 
 def test_a_seat_that_plays_on_for_gin_knocks_only_with_gin() -> None:
     # Bonuses far above any deadwood tell the kinds of result apart: this seat's own knock
     # without gin wins less than 100; a gin or an undercut of the opponent wins 500 or more.
-    scoring = Scoring(10, 1000, 500)
+    rules = Rules(gin_bonus=1000, undercut_bonus=500)
     plain_knocks = 0
-    for mine, world, top in play_out_deals(8, 150):
-        for_gin = play_out(mine, world, top, scoring, my_limit=0)
+    for hand in opening_deals(rules, 8, 150):
+        for_gin = play_out(hand.clone(), 1, my_limit=0)
         assert not 0 < for_gin < 500
-        plain_knocks += 0 < play_out(mine, world, top, scoring) < 500
+        plain_knocks += 0 < play_out(hand.clone(), 1) < 500
     assert plain_knocks > 10
 
 

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 
 from ginproto.cards import Card, shuffled_deck
 from ginproto.game import Entry, Game, GameView, draw_roles
-from ginproto.hand import Hand, HandView, Outcome
-from ginproto.melds import Arrangement
+from ginproto.hand import Hand, HandView, Outcome, replay_hand
+from ginproto.melds import Arrangement, cards_mask
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.search import (
     DRAW_STOCK,
+    Determinizer,
     Hidden,
     determinize,
     drawn_after_discard,
@@ -231,6 +232,66 @@ def test_every_view_the_table_gives_determinizes_to_itself(rules: Rules) -> None
         assert advised, "the captain decided with advice in view"
 
 
+@SETTINGS
+@given(
+    rules=st.sampled_from(VARIANTS),
+    seed=st.integers(0, 2**32),
+    moves=st.integers(0, 80),
+    deal_seed=st.integers(0, 2**32),
+)
+def test_a_determinizer_deals_the_hand_determinize_gives(
+    rules: Rules, seed: int, moves: int, deal_seed: int
+) -> None:
+    game = position(rules, seed, moves)
+    hand = game.hand
+    assert hand is not None
+    for player in range(rules.players):
+        view = game.view(player).hand
+        dealer = Determinizer(view)
+        hidden = dealer.hidden
+        assert hidden == hidden_places(view)
+        cards = list(hidden.unseen)
+        random.Random(deal_seed).shuffle(cards)
+        opponent, stock = cards[: hidden.opponent], cards[hidden.opponent :]
+        made = dealer.deal(opponent, stock)
+        reference = determinize(view, sampler=lambda _: (opponent, stock))  # noqa: B023
+        seat, other = view.seat, 1 - view.seat
+        assert made.view(seat) == view == reference.view(seat)
+        assert made.cards(other) == reference.cards(other)
+        assert made._stock == reference._stock
+        assert (made.turns, made.upcard, made.knock_limit) == (
+            reference.turns,
+            reference.upcard,
+            reference.knock_limit,
+        )
+        assert view.turns == made.turns
+        assert made.mask(other) == cards_mask(made.cards(other))
+        # The renamed hand is the one its deck gives with the same moves ...
+        replayed = replay_hand(rules, made.deck, made.dealer, [t.move for t in made.history])
+        assert replayed.history == made.history and replayed.view(other) == made.view(other)
+        assert replayed._stock == made._stock
+        # ... and it plays on as the determinized one does.
+        rng_a, rng_b = random.Random(seed), random.Random(seed)
+        while not made.is_over:
+            move = pick(rng_a, made.legal_moves())
+            assert move == pick(rng_b, reference.legal_moves())
+            made.apply(move)
+            reference.apply(move)
+        assert made.result == reference.result
+
+
+def test_a_determinizer_refuses_a_deal_that_does_not_fit() -> None:
+    dealer = Determinizer(position(Rules(), 9, 20).view(1))
+    hidden = dealer.hidden
+    with pytest.raises(ValueError, match="twice"):
+        dealer.deal(
+            hidden.unseen[1:2] + hidden.unseen[1 : hidden.opponent],
+            hidden.unseen[hidden.opponent :],
+        )
+    with pytest.raises(ValueError, match="the stock"):
+        dealer.deal(hidden.unseen[: hidden.opponent], hidden.unseen[hidden.opponent : -1])
+
+
 def test_the_same_seed_gives_the_same_hand() -> None:
     view = position(Rules(), 3, 30).view(0)
     a, b = determinize(view, random.Random(11)), determinize(view, random.Random(11))
@@ -330,4 +391,3 @@ def test_score_showdown_is_the_hands_own_scoring(rules: Rules, seed: int) -> Non
     )
     assert rescored.outcome is result.outcome and rescored.winner == result.winner
     assert rescored.multiplier == (2 if hand.upcard.suit == 3 else 1)
-

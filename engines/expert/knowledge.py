@@ -56,10 +56,10 @@ from ginproto.melds import (
     mask_least_discard,
 )
 from ginproto.moves import MoveKind
+from ginproto.search import HAND_SIZE
 
 __all__ = ["PARTNER_MASKS", "Knowledge", "meld_partners"]
 
-HAND_SIZE = 10
 
 # How much a signal about card x changes the odds that the opponent holds a card that melds
 # with x. Tuned by self-play against the built-in engines.
@@ -292,9 +292,7 @@ class Knowledge:
         self.population = hands
         self.population_weights = weights
 
-    def patient_hands(
-        self, rng: random.Random, count: int, turns: int
-    ) -> list[tuple[Card, ...]]:
+    def patient_hands(self, rng: random.Random, count: int, turns: int) -> list[tuple[Card, ...]]:
         """``count`` hands of an opponent that keeps its hand low, each built as such a player
         builds one: a hand drawn from the inference, then ``turns`` times an unseen card not in
         it is drawn (uniformly) and the card that leaves the least deadwood is thrown (never a
@@ -380,4 +378,3 @@ def _normalise(odds: dict[Card, float], total: int) -> dict[Card, float]:
         for c in over:
             fixed[c] = MAX_PROBABILITY
     return {c: fixed.get(c, min(MAX_PROBABILITY, probs[c])) for c in probs}
-

@@ -1,21 +1,23 @@
 """Determinized play-outs: the value of a move measured by playing the rest of the hand.
 
 A **world** is one guess at everything this seat cannot see: the opponent's hidden cards (drawn
-from ``Knowledge.sample``) and the order of the stock (the other unseen cards, shuffled). In a
-world the hand is played to its end by a fast, greedy policy for both seats: take the pile's top
-card when it lowers the hand's deadwood, otherwise draw from the stock; discard the card that
-leaves the least deadwood; knock as soon as the deadwood allows it (gin at zero). The hand's
-score for this seat (gin and undercut bonuses included, the undercut scored by the rules core's
-``best_layoffs``) is the move's value in that world. This seat may also be played as one who
-waits for gin (``my_limit=0``): the value of declining a knock.
+from ``Knowledge.samples``) and the order of the stock (the other unseen cards, shuffled). Each
+world is a real ``ginproto.hand.Hand`` at the decision's position, dealt by the rules core's
+``ginproto.search.Determinizer`` from this seat's view. In a world the hand is played to its
+end with ``Hand.legal_moves`` and ``Hand.apply`` by a fast, greedy policy for both seats: take
+the pile's top card when it lowers the hand's deadwood, otherwise draw from the stock; discard
+the card that leaves the least deadwood; knock as soon as the rules allow it (big gin when
+they allow that). This seat may also be played as one who waits for a lower hand
+(``my_limit``; 0: gin): the value of declining a knock.
+
+Every rule (what is legal, when the hand is drawn, how a showdown is scored, under the game's
+``Rules``: the knock limit, the turn cap, the spade double, big gin, the bonuses) is the core's:
+this module holds the policy only. A showdown with hands this seat chooses is scored by
+``ginproto.search.score_showdown`` (``Showdown``).
 
 Every candidate move of a decision is played out in the **same** worlds, so the luck of the
 draw cancels out of the comparison (common random numbers), and the engine picks the move with
 the best mean. The number of worlds is the engine's effort, counted in work, not in seconds.
-
-The play-out is a model, not a rule: every deadwood and showdown figure comes from
-``ginproto.melds``; the end of the hand (two stock cards left after a discard) mirrors
-``ginproto.hand.Hand``.
 """
 
 from __future__ import annotations
@@ -25,117 +27,151 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ginproto.cards import DECK, Card
-from ginproto.melds import (
-    best_layoffs,
-    cards_mask,
-    knocker_arrangement,
-    mask_best_discard,
-    mask_deadwood,
-)
+from ginproto.hand import Hand, HandView, Phase
+from ginproto.melds import Arrangement, knocker_arrangement, mask_best_discard, mask_deadwood
+from ginproto.moves import Move, MoveKind
+from ginproto.search import Determinizer, score_showdown
 
-__all__ = ["Scoring", "World", "play_out", "showdown", "worlds"]
+__all__ = ["Showdown", "play_out", "play_outs", "points", "worlds"]
 
-# A hand ends in a draw when a discard leaves this many cards in the stock (RULES.md).
-DRAW_STOCK = 2
-# A safety bound on the turns of one play-out.
-MAX_TURNS = 60
+_STOCK, _PILE, _TAKE, _PASS = Move.stock(), Move.pile(), Move.take(), Move.pass_()
+_KIND_KNOCK, _KIND_BIG_GIN = MoveKind.KNOCK, MoveKind.BIG_GIN
+_DRAW, _DISCARD, _OFFER = Phase.DRAW, Phase.DISCARD, Phase.OFFER
+
+
+def points(hand: Hand, seat: int) -> int:
+    """The points ``seat`` won in the finished ``hand`` (negative: lost; 0: drawn)."""
+    result = hand.result
+    assert result is not None, "the hand is not over"
+    if result.winner is None:
+        return 0
+    return result.points if result.winner == seat else -result.points
 
 
 @dataclass(frozen=True)
-class Scoring:
-    """The scoring rules a play-out needs, copied from ``Rules`` and the hand."""
+class Showdown:
+    """A knock of this seat with its ``kept`` cards, arranged as the referee would arrange them
+    (``knocker_arrangement`` over the cards it cannot see), scored against any opponent hand
+    by the core's ``score_showdown`` under the hand's rules."""
 
-    knock_limit: int
-    gin_bonus: int
-    undercut_bonus: int
+    view: HandView
+    kept: tuple[Card, ...]
+    arrangement: Arrangement
 
+    @classmethod
+    def of(cls, view: HandView, kept: Sequence[Card], hidden: Sequence[Card]) -> Showdown:
+        """The knock of ``view``'s seat keeping ``kept``; ``hidden``: the cards it cannot see
+        (the unseen ones and those it knows the opponent holds)."""
+        cards = tuple(kept)
+        return cls(view, cards, knocker_arrangement(cards, hidden))
 
-@dataclass
-class World:
-    """One determinization: the opponent's hand and the stock, top card first."""
-
-    opponent: list[Card]
-    stock: list[Card]
-
-
-def showdown(
-    knocker: Sequence[Card], defender: Sequence[Card], hidden: Sequence[Card], scoring: Scoring
-) -> int:
-    """The points the knocker wins (negative: loses) when it knocks with the 10 ``knocker``
-    cards against the 10 ``defender`` cards. ``hidden`` are the cards the knocker cannot see
-    (the defender's hand and the stock): the referee arranges the knocker's melds by them."""
-    arrangement = knocker_arrangement(knocker, hidden)
-    k = arrangement.deadwood
-    if k == 0:
-        return best_layoffs((), defender).deadwood + scoring.gin_bonus
-    d = best_layoffs(arrangement.melds, defender).deadwood
-    if k < d:
-        return d - k
-    return -(k - d + scoring.undercut_bonus)
+    def points(self, opponent: Sequence[Card]) -> int:
+        """The points this seat wins (negative: loses) knocking against ``opponent``."""
+        view = self.view
+        seat = view.seat
+        theirs = tuple(opponent)
+        hands = (self.kept, theirs) if seat == 0 else (theirs, self.kept)
+        upcard = view.upcard
+        assert upcard is not None
+        result = score_showdown(view.rules, upcard, seat, hands, self.arrangement)
+        return result.points if result.winner == seat else -result.points
 
 
-def play_out(
-    mine: Sequence[Card],
-    world: World,
-    top: Card,
-    scoring: Scoring,
-    opponent_moves: bool = True,
-    my_limit: int | None = None,
-) -> int:
-    """Play the hand to its end in ``world`` and return this seat's points (negative: lost).
+def play_out(world: Hand, seat: int, my_limit: int | None = None) -> int:
+    """Play ``world`` to its end by the greedy policy for both seats and return ``seat``'s
+    points (negative: lost; 0: drawn). ``world`` is played on, so pass a copy that may be
+    used up (``Hand.clone``). ``my_limit``: the most deadwood ``seat`` knocks with (``None``:
+    whatever the rules allow, as the opponent; 0: gin only)."""
+    return play_outs(world, seat, (my_limit,))[0]
 
-    ``mine`` is this seat's 10-card hand after its discard, ``top`` the card on the pile.
-    ``opponent_moves`` says who draws next (the opponent, normally). ``my_limit`` is the
-    deadwood at which this seat knocks: by default the knock limit, as for the opponent; 0
-    plays on for gin. Neither the world nor ``mine`` is changed, so one world
-    serves every candidate move. The hands are 52-bit masks (``ginproto.melds``' mask
-    functions) until the showdown."""
-    hands = [cards_mask(mine), cards_mask(world.opponent)]
-    dws = [mask_deadwood(hands[0]), mask_deadwood(hands[1])]
-    stock = [c.index for c in world.stock]
-    pos = 0
-    seat = 1 if opponent_moves else 0
-    limits = [scoring.knock_limit if my_limit is None else my_limit, scoring.knock_limit]
-    pile = top.index
-    for _ in range(MAX_TURNS):
-        if len(stock) - pos <= DRAW_STOCK:
-            return 0
-        hand = hands[seat]
-        card, dw = mask_best_discard(hand | 1 << pile, pile)
-        if dw < dws[seat]:
-            hand |= 1 << pile
+
+def play_outs(world: Hand, seat: int, limits: Sequence[int | None]) -> list[int]:
+    """``play_out`` of ``world`` for each of ``limits`` at once (``seat``'s points for each).
+
+    The play-outs differ only in when ``seat`` knocks, and the policy's draws and discards do
+    not depend on it: they are one play-out, by the seat that knocks least, until a knock
+    the others would make; each of those is played on a copy there. ``world`` is played on."""
+    open_ = dict(enumerate(limits))  # the play-outs not ended yet, by index
+    values = [0] * len(limits)
+    # Each seat's deadwood after its last discard, as the policy's yardstick for the pile.
+    dws = [mask_deadwood(world.mask(0)), mask_deadwood(world.mask(1))]
+    while True:
+        phase = world.phase
+        mover = world.to_move
+        if phase is _DISCARD:
+            legal = world.legal_moves()
+            # The knocks and big gin come last (``legal_moves``' order); moves are compared by
+            # identity, the core handing out one instance of each simple move.
+            knocks = []
+            for move in reversed(legal):
+                kind = move.kind
+                if kind is _KIND_BIG_GIN:
+                    world.apply(move)
+                    return _finish(world, seat, values, open_)
+                if kind is not _KIND_KNOCK:
+                    break
+                knocks.append(move)
+            taken = world.taken
+            banned = -1
+            if taken is not None:
+                discard = Move.discard(taken)
+                if not any(move is discard for move in legal):
+                    banned = taken.index
+            card, dw = mask_best_discard(world.mask(mover), banned)
+            knock = Move.knock(DECK[card])
+            if knock in knocks:
+                if mover != seat:
+                    world.apply(knock)
+                    return _finish(world, seat, values, open_)
+                eager = [i for i, limit in open_.items() if limit is None or dw <= limit]
+                if eager:
+                    if len(eager) == len(open_):
+                        world.apply(knock)
+                        return _finish(world, seat, values, open_)
+                    branch = world.clone()
+                    branch.apply(knock)
+                    for i in eager:
+                        values[i] = points(branch, seat)
+                        del open_[i]
+            world.apply(Move.discard(DECK[card]))
+            dws[mover] = dw
+        elif phase is _DRAW or phase is _OFFER:
+            legal = world.legal_moves()
+            take = _PILE if phase is _DRAW else _TAKE
+            if any(move is take for move in legal):
+                top = world.pile[-1]
+                mask = world.mask(mover) | 1 << top.index
+                if mask_best_discard(mask, top.index)[1] < dws[mover]:
+                    world.apply(take)
+                    continue
+            world.apply(_STOCK if phase is _DRAW else _PASS)
         else:
-            hand |= 1 << stock[pos]
-            pos += 1
-            card, dw = mask_best_discard(hand)
-        hand &= ~(1 << card)
-        hands[seat] = hand
-        dws[seat] = dw
-        pile = card
-        if dw <= limits[seat]:
-            knocker, other = _cards(hand), _cards(hands[1 - seat])
-            hidden = [*other, *(DECK[i] for i in stock[pos:])]
-            points = showdown(knocker, other, hidden, scoring)
-            return points if seat == 0 else -points
-        seat = 1 - seat
-    return 0
+            return _finish(world, seat, values, open_)
 
 
-def _cards(mask: int) -> list[Card]:
-    return [DECK[i] for i in range(52) if mask >> i & 1]
+def _finish(world: Hand, seat: int, values: list[int], open_: dict[int, int | None]) -> list[int]:
+    """``values`` with the finished ``world``'s points for the play-outs still open."""
+    final = points(world, seat)
+    for i in open_:
+        values[i] = final
+    return values
 
 
 def worlds(
-    sample_opponent: list[tuple[Card, ...]],
-    unseen: Sequence[Card],
+    view: HandView,
+    opponent_hands: Sequence[Sequence[Card]],
     rng: random.Random,
-) -> list[World]:
-    """Complete each sampled opponent hand into a world: the rest of ``unseen``, shuffled,
-    is the stock."""
-    out: list[World] = []
-    for opponent in sample_opponent:
+) -> list[Hand]:
+    """One world per sampled opponent hand (its known cards and hidden ones): the rest of the
+    unseen cards, shuffled by ``rng``, are the stock, and the core deals the hand
+    (``Determinizer``)."""
+    dealer = Determinizer(view)
+    hidden = dealer.hidden
+    known = set(hidden.opponent_known)
+    out: list[Hand] = []
+    for opponent in opponent_hands:
         held = set(opponent)
-        stock = [c for c in unseen if c not in held]
+        stock = [c for c in hidden.unseen if c not in held]
         rng.shuffle(stock)
-        out.append(World(list(opponent), stock))
+        out.append(dealer.deal([c for c in opponent if c not in known], stock))
     return out

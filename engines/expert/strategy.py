@@ -25,8 +25,9 @@ expected to be better, one draw later, than the hand after a draw from the stock
 exactly one stock draw ahead.
 
 **Knocking.** ``knock_value`` samples opponent hands from the inference (weighed toward the
-low deadwood a real player holds) and plays each showdown with the referee's own layoff rules
-(``best_layoffs``): the mean score is the value of knocking now. The engine compares it with
+low deadwood a real player holds) and scores each showdown with the rules core's own scoring
+(``ginproto.search.score_showdown``, under the hand's rules): the mean score is the value of
+knocking now. The engine compares it with
 playing on, and with playing on for gin, in ``engines.expert.rollout``; with no
 budget for that, it knocks when the value beats a threshold that shrinks as the stock runs out
 (near the two-card draw, any positive expectation beats a drawn hand). It always goes gin.
@@ -39,22 +40,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engines.expert.knowledge import PARTNER_MASKS, Knowledge, meld_partners
-from engines.expert.rollout import DRAW_STOCK
+from engines.expert.rollout import Showdown
 from ginproto.cards import DECK, Card
 from ginproto.melds import (
-    best_layoffs,
     cards_mask,
     deadwood,
-    knocker_arrangement,
     mask_deadwood,
     mask_knock_options,
     mask_least_discard,
 )
+from ginproto.search import DEALT_STOCK, DRAW_STOCK
 
 __all__ = ["Evaluator", "Params"]
 
 _NO_LIMIT = 1 << 20
-FULL_STOCK = 31  # the stock after the deal (52 cards, two hands of 10, the upcard)
 _VALUES = tuple(c.value for c in DECK)
 
 # Deadwood figures depend on the cards alone, so they are kept across decisions (a hand changes
@@ -109,7 +108,6 @@ class Params:
     wait_odds: float = 10.0  # ... its odds times this for each hand of the match that showed it
     wait_from: int = 8  # ... its knocks scored against its hands from its discard number this
     hold_low: int = 0  # a knock also weighed against playing on to knock with this deadwood
-
 
 
 class Evaluator:
@@ -263,7 +261,7 @@ class Evaluator:
         expected deadwood one draw later, plus the plain deadwood and the danger, less the
         chance to knock next turn. With ``deep_discards``, the best few are scored two draws
         deep instead, and only those compete."""
-        progress = max(0.0, min(1.0, (FULL_STOCK - self.k.stock) / (FULL_STOCK - DRAW_STOCK)))
+        progress = max(0.0, min(1.0, (DEALT_STOCK - self.k.stock) / (DEALT_STOCK - DRAW_STOCK)))
         raw = self.params.raw_weight + self.params.raw_late * progress
 
         def score(card: Card, expected: Callable[[Sequence[Card]], float]) -> float:
@@ -293,19 +291,9 @@ class Evaluator:
             return 0.0
         return self.expected2(cards) - take
 
-    def knock_value(self, cards: Sequence[Card], discard: Card, undercut_bonus: int) -> float:
-        """The mean score of knocking with ``discard``, over sampled opponent hands."""
-        kept = [c for c in cards if c != discard]
-        hidden = [*self.k.unseen, *self.k.opponent_known]
-        arrangement = knocker_arrangement(kept, hidden)
-        mine = arrangement.deadwood
-        melds = arrangement.melds
-        total = 0.0
+    def knock_value(self, showdown: Showdown) -> float:
+        """The mean score of the knock ``showdown`` over sampled opponent hands, each scored
+        by the rules core."""
         samples = max(1, self.params.knock_samples)
-        for opponent in self.opponent_hands(samples):
-            theirs = best_layoffs(melds, opponent).deadwood
-            if mine < theirs:
-                total += theirs - mine
-            else:
-                total -= mine - theirs + undercut_bonus
+        total = sum(showdown.points(opponent) for opponent in self.opponent_hands(samples))
         return total / samples
