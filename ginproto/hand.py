@@ -26,6 +26,7 @@ from ginproto.melds import (
     check_declared,
     deadwood,
     knocker_arrangement,
+    mask_deadwood,
     mask_knock_options,
 )
 from ginproto.moves import Move, MoveKind
@@ -678,10 +679,12 @@ class Hand:
                 except MeldError as exc:
                     raise IllegalMoveError(f"bad declared melds: {exc}") from None
                 dw = arrangement.deadwood
-            else:
-                dw = self._knock_options().get(move.card.index, -1)
+            elif self._knocks is not None:
+                dw = self._knocks.get(move.card.index, -1)
                 if dw < 0:
-                    dw = deadwood(_mask_cards(rest))
+                    dw = mask_deadwood(rest)
+            else:  # one knock asked for: its deadwood alone, not every discard's
+                dw = mask_deadwood(rest)
             if dw > self.knock_limit:
                 raise IllegalMoveError(
                     f"cannot knock discarding {move.card}: deadwood {dw} is above the knock"
@@ -699,6 +702,16 @@ class Hand:
                     raise IllegalMoveError("big gin needs all 11 cards in the declared melds")
             elif _big_gin_arrangement(_mask_cards(mask)) is None:
                 raise IllegalMoveError("big gin needs all 11 cards melded")
+
+    def is_legal(self, move: Move) -> bool:
+        """Whether ``move`` is legal now for the player to move (``check`` without the
+        reason). Asking about one move costs less than listing them all (``legal_moves``
+        works out every knock)."""
+        try:
+            self.check(move)
+        except IllegalMoveError:
+            return False
+        return True
 
     # -- endings --------------------------------------------------------------------------
     def _final_hands(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:

@@ -343,6 +343,25 @@ def test_view_legal_moves_match_the_hand_in_every_phase() -> None:
     assert h.view(h.to_move).legal_moves() == h.legal_moves()
 
 
+
+def test_is_legal_answers_as_legal_moves_for_every_move_on_random_play() -> None:
+    """One move asked at a time (``is_legal``, which play-outs use) gives the answers of the
+    whole list, knocks included, and checking a knock before listing changes nothing."""
+    every = [
+        Move.take(), Move.pass_(), Move.stock(), Move.pile(), Move.big_gin(),
+        *(Move.discard(c) for c in shuffled_deck(0, 0, 0)),
+        *(Move.knock(c) for c in shuffled_deck(0, 0, 0)),
+    ]
+    rng = random.Random(7)
+    for n, rules in enumerate((STANDARD, Rules(variant=Variant.OKLAHOMA), Rules(big_gin=True))):
+        for game in range(12):
+            h = Hand(rules, shuffled_deck(n, game, 1), game % 2)
+            while not h.is_over:
+                asked = {m for m in every if h.is_legal(m)}
+                legal = h.legal_moves()
+                assert asked == set(legal)
+                h.apply(rng.choice(legal))
+
 # -- Oklahoma --------------------------------------------------------------------------------
 OKLAHOMA = Rules(variant=Variant.OKLAHOMA)
 

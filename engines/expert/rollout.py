@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from ginproto.cards import DECK, Card
 from ginproto.hand import Hand, HandView, Phase
 from ginproto.melds import Arrangement, knocker_arrangement, mask_best_discard, mask_deadwood
-from ginproto.moves import Move, MoveKind
+from ginproto.moves import Move
 from ginproto.search import Determinizer, score_showdown
 
 __all__ = ["Showdown", "play_out", "play_outs", "points", "worlds"]
 
 _STOCK, _PILE, _TAKE, _PASS = Move.stock(), Move.pile(), Move.take(), Move.pass_()
-_KIND_KNOCK, _KIND_BIG_GIN = MoveKind.KNOCK, MoveKind.BIG_GIN
+_BIG_GIN = Move.big_gin()
 _DRAW, _DISCARD, _OFFER = Phase.DRAW, Phase.DISCARD, Phase.OFFER
 
 
@@ -99,27 +99,18 @@ def play_outs(world: Hand, seat: int, limits: Sequence[int | None]) -> list[int]
         phase = world.phase
         mover = world.to_move
         if phase is _DISCARD:
-            legal = world.legal_moves()
-            # The knocks and big gin come last (``legal_moves``' order); moves are compared by
-            # identity, the core handing out one instance of each simple move.
-            knocks = []
-            for move in reversed(legal):
-                kind = move.kind
-                if kind is _KIND_BIG_GIN:
-                    world.apply(move)
-                    return _finish(world, seat, values, open_)
-                if kind is not _KIND_KNOCK:
-                    break
-                knocks.append(move)
+            # The core is asked about the moves the policy considers, one at a time: cheaper
+            # than listing every legal move (which works out every knock).
+            if world.is_legal(_BIG_GIN):
+                world.apply(_BIG_GIN)
+                return _finish(world, seat, values, open_)
             taken = world.taken
             banned = -1
-            if taken is not None:
-                discard = Move.discard(taken)
-                if not any(move is discard for move in legal):
-                    banned = taken.index
+            if taken is not None and not world.is_legal(Move.discard(taken)):
+                banned = taken.index
             card, dw = mask_best_discard(world.mask(mover), banned)
             knock = Move.knock(DECK[card])
-            if knock in knocks:
+            if world.is_legal(knock):
                 if mover != seat:
                     world.apply(knock)
                     return _finish(world, seat, values, open_)
