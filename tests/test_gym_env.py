@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from ginproto.game import GameView
-from ginproto.moves import Move
+from ginproto.melds import best_melds
+from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 
 if os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
@@ -138,23 +139,77 @@ def test_an_illegal_action_ends_the_episode_with_a_reason() -> None:
         assert terminated and info["illegal"]["move"] == "None"
 
 
+class _Declaring(SimpleEngine):
+    """Simple, declaring the melds of each knock (and of each advice to knock): the best
+    melds of the cards it keeps, and every move it answers is noted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: list[Move] = []
+
+    def discard(self, view: GameView) -> Move:
+        move = super().discard(view)
+        if move.kind is MoveKind.KNOCK and move.card is not None and move.melds is None:
+            kept = [c for c in view.hand.cards if c != move.card]
+            move = Move.knock(move.card, best_melds(kept).melds)
+        self.moves.append(move)
+        return move
+
+
+def _never_knock(observation: dict[str, Any]) -> int:
+    """Pass, draw from the stock, discard the last card the mask allows: never a knock, so
+    that the engines end the hands."""
+    mask = observation["action_mask"]
+    for action in (ginenv.PASS, ginenv.STOCK):
+        if mask[action]:
+            return action
+    return int(np.flatnonzero(mask[: ginenv.KNOCK_BASE])[-1])
+
+
 def test_an_opponents_declared_melds_are_played_as_declared() -> None:
-    """Expert knocks with melds it chose; the environment plays them through the core."""
-    env = GinRummyEnv(opponent="expert", variant="standard", episode="hand")
-    knocks = 0
-    for seed in range(3):
+    """An engine's knock with declared melds is played with them: the hand records the knock
+    as declared, and the showdown lays out the knocker's cards in those melds."""
+    declaring = _Declaring()
+    env = GinRummyEnv(opponent=declaring, episode="hand")
+    declared = 0
+    for seed in range(4):
         observation, _ = env.reset(seed=seed)
         done = False
         while not done:
-            mask = observation["action_mask"]
-            stock_or_pass = [a for a in (ginenv.PASS, ginenv.STOCK) if mask[a]]
-            action = stock_or_pass[0] if stock_or_pass else int(np.flatnonzero(mask)[-1])
-            if action >= ginenv.KNOCK_BASE:  # never knock: let the engine end the hands
-                action = int(np.flatnonzero(mask[: ginenv.KNOCK_BASE])[-1])
-            observation, _, done, _, _ = env.step(action)
-        entry = env.game_env.game.entries[-1]
-        knocks += entry.result.knocker is not None
-    assert knocks > 0
+            observation, _, done, _, _ = env.step(_never_knock(observation))
+        game = env.game_env.game
+        assert game is not None
+        result = game.entries[-1].result
+        knock = declaring.moves[-1]
+        if result.knocker is not None and knock.melds is not None:
+            played = env.game_env._hand
+            assert played is not None and played.history[-1].move == knock
+            assert result.knocker_melds == knock.melds
+            declared += 1
+    assert declared > 0
+
+
+def test_a_sitters_advice_with_declared_melds_is_shown_as_its_knock() -> None:
+    """The learner as captain sees a sitter's advice to knock with declared melds as the
+    knock's action (the action table has no melds)."""
+    sitter = _Declaring()  # player 2; player 0 is the learner
+    env = GinRummyEnv(opponent=["simple", sitter], variant="threehanded", episode="game")
+    for seed in range(6):
+        observation, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            game = env.game_env.game
+            assert game is not None and game.roles is not None
+            advice = env.game_env.advice
+            if game.roles.captain == 0 and advice is not None and advice.melds is not None:
+                assert advice.card is not None and game.roles.sitter == 2
+                knock = ginenv.move_to_action(Move.knock(advice.card))
+                start = ginenv.ADVICE_OFFSET
+                advised = observation["observation"][start : start + ginenv.NUM_ACTIONS]
+                assert np.flatnonzero(advised).tolist() == [knock]
+                return
+            observation, _, done, _, _ = env.step(_never_knock(observation))
+    pytest.fail("no sitter advised the learner to knock with melds in six games")
 
 
 def test_opponents_by_name_object_or_one_per_seat() -> None:
