@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -32,18 +32,20 @@ from pettingzoo.utils import AgentSelector, wrappers
 
 from ginproto.cards import DECK, Card, format_cards, parse_deck
 from ginproto.game import Entry, Game, GameView
-from ginproto.hand import Hand, HandView, Outcome, Phase, Turn
+from ginproto.hand import DEALT_STOCK, Hand, HandView, Outcome, Phase, Turn
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import first_dealer, hand_deck, role_draw
 
 __all__ = [
     "ACTIONS",
+    "GYM_ENV_ID",
     "NUM_ACTIONS",
     "OBSERVATION_SIZE",
     "action_to_move",
     "encode_observation",
     "env",
+    "legal_mask",
     "move_to_action",
     "raw_env",
 ]
@@ -82,6 +84,18 @@ def _advice_action(advice: Move) -> int:
     action has none)."""
     action = _ACTION_OF_ID.get(id(advice))
     return _ACTION_OF[Move(advice.kind, advice.card)] if action is None else action
+
+
+def legal_mask(moves: Iterable[Move]) -> bytearray:
+    """The action mask of ``moves`` (the core's legal moves, knocks without melds): one byte
+    per action, 1 for each move's action. The environment and ``gin-policy`` both mask with
+    it."""
+    mask = bytearray(NUM_ACTIONS)
+    action_of = _ACTION_OF_ID.get
+    for move in moves:
+        action = action_of(id(move))
+        mask[_ACTION_OF[move] if action is None else action] = 1
+    return mask
 
 
 def action_to_move(action: int) -> Move:
@@ -133,7 +147,7 @@ S_PHASE = 0  # 4: one-hot offer, draw, discard, over
 S_ADVISING = 4  # 1 when this player is asked for advice (the three-player sitter)
 S_TO_DECIDE = 5  # 1 when this player is the agent to act
 S_DEALER = 6  # 1 when the observer's hand seat dealt
-S_STOCK = 7  # cards left in the stock / 31
+S_STOCK = 7  # cards left in the stock / DEALT_STOCK (31)
 S_KNOCK_LIMIT = 8  # the hand's knock limit / 10
 S_TURNS = 9  # turns taken in the hand / turn_cap
 S_ROLE = 10  # 3: one-hot box, captain, sitter (zeros in a two-player game)
@@ -198,12 +212,10 @@ def encode_observation(
         ones.append(PLANE_UPCARD * 52 + upcard.index)
     # The history as the seat saw it; the pile is followed to know which top a player left.
     pile: list[int] = [upcard.index] if upcard is not None else []
-    turns = 0
     for turn in hand.history:
         own = turn.seat == seat
         kind = turn.move.kind
         if kind is _KIND_STOCK:
-            turns += 1
             if pile:
                 ones.append((_OWN_PASSED if own else _OTHER_PASSED) + pile[-1])
         elif kind is _KIND_DISCARD or kind is _KIND_KNOCK:
@@ -214,7 +226,6 @@ def encode_observation(
             if pile:
                 ones.append((_OWN_PASSED if own else _OTHER_PASSED) + pile[-1])
         elif turn.card is not None:  # take, pile: a card from the pile, seen by every seat
-            turns += 1
             ones.append((_OWN_TAKEN if own else _OTHER_TAKEN) + turn.card.index)
             if pile:
                 pile.pop()
@@ -227,9 +238,9 @@ def encode_observation(
         float(advising),
         float(to_decide),
         float(hand.dealer == seat),
-        hand.stock / 31,
+        hand.stock / DEALT_STOCK,
         hand.knock_limit / 10,
-        turns / rules.turn_cap,
+        hand.turns / rules.turn_cap,
     ]
     if view.roles is not None:
         role = ("box", "captain", "sitter").index(str(view.roles.role_of(view.player)))
@@ -393,7 +404,7 @@ class _Tracker:
         values[_PHASE_AT + self.phase] = 0.0
         self.phase = _PHASES.index(hand.phase)
         values[_PHASE_AT + self.phase] = 1.0
-        values[_STOCK_AT] = hand.stock_count / 31
+        values[_STOCK_AT] = hand.stock_count / DEALT_STOCK
         values[_TURNS_AT] = hand.turns / self.turn_cap
 
 
@@ -752,11 +763,7 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
             return {"observation": observation, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
         mask = self._mask
         if mask is None:
-            mask = self._mask = bytearray(NUM_ACTIONS)
-            action_of = _ACTION_OF_ID.get
-            for move in hand.legal_moves():
-                action = action_of(id(move))
-                mask[_ACTION_OF[move] if action is None else action] = 1
+            mask = self._mask = legal_mask(hand.legal_moves())
         # A NumPy array over a copy of the mask's bytes: the caller's alone.
         return {"observation": observation, "action_mask": np.frombuffer(mask.copy(), np.int8)}
 
@@ -791,12 +798,16 @@ class raw_env(AECEnv, EzPickle):  # type: ignore[misc]
         pass
 
 
+GYM_ENV_ID = "ginproto/GinRummy-v0"
+"""The id of the single-agent Gymnasium environment that ``import ginproto.env`` registers."""
+
+
 def _register() -> None:
     """Register the single-agent Gymnasium environment (``ginproto.gym_env``) by its id."""
     from gymnasium.envs.registration import register, registry
 
-    if "ginproto/GinRummy-v0" not in registry:
-        register(id="ginproto/GinRummy-v0", entry_point="ginproto.gym_env:GinRummyEnv")
+    if GYM_ENV_ID not in registry:
+        register(id=GYM_ENV_ID, entry_point="ginproto.gym_env:GinRummyEnv")
 
 
 _register()

@@ -34,18 +34,16 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 
-from ginproto.env import NUM_ACTIONS, Episode, action_to_move, raw_env
+from ginproto.env import GYM_ENV_ID, NUM_ACTIONS, Episode, action_to_move, raw_env
 from ginproto.game import Game, GameView
 from ginproto.hand import IllegalMoveError
 from ginproto.rules import Rules
 from ginproto.sdk import Engine
-from ginproto.table import Decision, Player
+from ginproto.table import Decision, Player, decision_of
 
 __all__ = ["ENV_ID", "GinRummyEnv"]
 
-ENV_ID = "ginproto/GinRummy-v0"
-
-_DECISION_OF_PHASE = {d.value: d for d in Decision if d is not Decision.ADVICE}
+ENV_ID = GYM_ENV_ID
 
 Observation = dict[str, npt.NDArray[Any]]
 
@@ -185,7 +183,7 @@ class GinRummyEnv(gymnasium.Env[Observation, np.int64]):
         advice = self.game_env.advice
         if roles is not None and player == roles.captain and advice is not None:
             view = dataclasses.replace(view, advice=advice)
-        return view, _DECISION_OF_PHASE[game.hand.phase.value]
+        return view, decision_of(game.hand.phase)
 
     def _notify(self) -> None:
         """Tell the engines of each hand that ended since the last call (as the table does)."""

@@ -45,7 +45,7 @@ try:
         OBSERVATION_SIZE,
         action_to_move,
         encode_observation,
-        move_to_action,
+        legal_mask,
     )
 except ImportError as exc:  # the env extra is not installed: main says so
     _MISSING: ImportError | None = exc
@@ -208,9 +208,7 @@ class PolicyEngine(Engine):
         """The environment's observation of the seat to decide (fresh arrays)."""
         observation = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
         encode_observation(view, view.hand.rules, self.entry, advising, True, observation)
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        for move in view.hand.legal_moves():
-            mask[move_to_action(move)] = 1
+        mask = np.frombuffer(legal_mask(view.hand.legal_moves()), np.int8)
         return {"observation": observation, "action_mask": mask}
 
     def _play(self, view: GameView, advising: bool) -> Move:

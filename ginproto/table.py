@@ -245,6 +245,12 @@ def play_game(
 _DECISION_OF: dict[str, Decision] = {
     p.value: Decision(p.value) for p in Phase if p is not Phase.OVER
 }
+
+
+def decision_of(phase: Phase) -> Decision:
+    """What the player to move is asked in ``phase`` (the sitter is asked ``ADVICE`` before
+    the captain's every decision, apart). ``KeyError`` for ``Phase.OVER``."""
+    return _DECISION_OF[phase._value_]
 _OVER = Phase.OVER
 
 
