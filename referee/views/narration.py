@@ -267,7 +267,7 @@ def points_text(result: HandResult, rules: Rules) -> str:
     if result.outcome is Outcome.DRAW:
         return "no score"
     k, d = result.knocker_deadwood_value, result.defender_deadwood_value
-    difference, bonus = hand_points(rules, result.outcome, k, d)
+    _, bonus = hand_points(rules, result.outcome, k, d)
     sum_text = {
         Outcome.KNOCK: f"{d} - {k}",
         Outcome.UNDERCUT: f"{k} - {d} + {bonus} undercut bonus",
@@ -276,10 +276,7 @@ def points_text(result: HandResult, rules: Rules) -> str:
     }[result.outcome]
     if result.multiplier != 1:
         sum_text = f"({sum_text}) x {result.multiplier}"
-    points = plural(result.points, "point")
-    if (difference + bonus) * result.multiplier != result.points:
-        return points  # a result that is not the core's own (a record's text): just the points
-    return f"{sum_text} = {points}"
+    return f"{sum_text} = {plural(result.points, 'point')}"
 
 def showdown(
     entry: Entry, me: int, names: Sequence[str], style: Style, rules: Rules
