@@ -23,20 +23,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ginproto.sdk import Engine
 
-_MODULES: dict[str, str] = {
-    "random": "engines.random_engine",
-    "simple": "engines.simple_engine",
-    "expert": "engines.expert_engine",
-    "camper": "engines.camper_engine",
+_MODULES: dict[str, tuple[str, str]] = {
+    "random": ("engines.random_engine", "RandomEngine"),
+    "simple": ("engines.simple_engine", "SimpleEngine"),
+    "expert": ("engines.expert_engine", "ExpertEngine"),
+    "camper": ("engines.camper_engine", "CamperEngine"),
 }
-
-_CLASSES: dict[str, str] = {
-    "random": "RandomEngine",
-    "simple": "SimpleEngine",
-    "expert": "ExpertEngine",
-    "camper": "CamperEngine",
-}
-"""The engine class of each module in ``_MODULES``, for playing in process."""
+"""The Python engines: short name -> (module, its engine class, for playing in process)."""
 
 _MODULE_ARGS: dict[str, tuple[str, ...]] = {
     "openspiel:simple": ("engines.openspiel_engine", "simple"),
@@ -62,7 +55,7 @@ class _Builtin(Mapping[str, list[str]]):
         if name in _MODULE_ARGS:
             module, *args = _MODULE_ARGS[name]
             return [sys.executable, "-m", module, *args]
-        return [sys.executable, "-m", _MODULES[name]]
+        return [sys.executable, "-m", _MODULES[name][0]]
 
     def __iter__(self) -> Iterator[str]:
         yield from _MODULES
@@ -89,7 +82,8 @@ def in_process(name: str) -> Engine:
     if name not in _MODULES:
         known = ", ".join(IN_PROCESS)
         raise ValueError(f"no built-in engine {name!r} plays in process (one of: {known})")
-    engine: Engine = getattr(importlib.import_module(_MODULES[name]), _CLASSES[name])()
+    module, cls = _MODULES[name]
+    engine: Engine = getattr(importlib.import_module(module), cls)()
     return engine
 
 
