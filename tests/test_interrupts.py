@@ -328,3 +328,32 @@ def test_ctrl_c_in_a_tournament_prints_the_standings_and_exits_130(
     assert out.count("Rank") == 1  # the standings
     assert f"Interrupted after {done} of {total} games" in err
     assert f"--resume {out_dir}" in err
+
+
+def test_an_interrupt_wrapped_while_a_class_is_made_is_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python 3.11 turns a Ctrl-C during a dataclass's ``__set_name__`` (a module loading) into
+    a ``RuntimeError`` caused by it: ``ginref`` ends as for any interrupt, exit 130 and one
+    line, and any other ``RuntimeError`` still propagates."""
+    import referee.__main__ as entry
+    import referee.cli
+
+    def wrapped() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    monkeypatch.setattr(referee.cli, "main", wrapped)
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == "\nInterrupted.\n"
+
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(referee.cli, "main", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        entry.main()
