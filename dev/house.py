@@ -1,0 +1,107 @@
+"""A survey of the source tree, for a reviewer: the longest functions, the modules over 600
+lines, and the import edges between the referee's sub-packages.
+
+Usage: ``python dev/house.py [ROOT]`` (ROOT defaults to the checkout this script is in).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+PACKAGES = ("ginproto", "referee", "engines")
+LONG_MODULE = 600
+
+
+def _sources(root: Path) -> list[Path]:
+    return sorted(
+        path
+        for package in PACKAGES
+        for path in (root / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def longest_functions(root: Path, count: int) -> list[tuple[int, str]]:
+    """The ``count`` longest functions and methods, as (lines, 'module:qualified name')."""
+    found: list[tuple[int, str]] = []
+    for path in _sources(root):
+        module = _module_name(root, path)
+
+        def visit(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    name = f"{prefix}{child.name}"
+                    lines = (child.end_lineno or child.lineno) - child.lineno + 1
+                    found.append((lines, f"{module}:{name}"))
+                    visit(child, name + ".")
+                elif isinstance(child, ast.ClassDef):
+                    visit(child, f"{prefix}{child.name}.")
+
+        visit(ast.parse(path.read_text(), str(path)), "")
+    return sorted(found, reverse=True)[:count]
+
+
+def long_modules(root: Path) -> list[tuple[int, str]]:
+    sizes = [(len(path.read_text().splitlines()), str(path.relative_to(root))) for path in _sources(root)]
+    return sorted((size for size in sizes if size[0] > LONG_MODULE), reverse=True)
+
+
+def _subpackage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "referee" and len(parts) > 1 else None
+
+
+def referee_edges(root: Path) -> Counter[tuple[str, str]]:
+    """How many module imports run from one referee sub-package (or top module) to another."""
+    names = {_module_name(root, path): path for path in _sources(root)}
+    edges: Counter[tuple[str, str]] = Counter()
+    for name, path in names.items():
+        source = _subpackage(name)
+        if source is None:
+            continue
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = name.split(".")
+                    if not is_package:
+                        anchor.pop()
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [base]
+            for target in targets:
+                destination = _subpackage(target)
+                if destination is not None and destination != source:
+                    edges[source, destination] += 1
+    return edges
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    print("five longest functions:")
+    for lines, name in longest_functions(root, 5):
+        print(f"  {lines:4d}  {name}")
+    print(f"modules over {LONG_MODULE} lines:")
+    for lines, name in long_modules(root) or [(0, "none")]:
+        print(f"  {lines:4d}  {name}")
+    print("imports between referee sub-packages (from -> to: count):")
+    for (source, destination), count in sorted(referee_edges(root).items()):
+        print(f"  {source} -> {destination}: {count}")
+
+
+if __name__ == "__main__":
+    main()
