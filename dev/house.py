@@ -37,22 +37,24 @@ def longest_functions(root: Path, count: int) -> list[tuple[int, str]]:
     for path in _sources(root):
         module = _module_name(root, path)
 
-        def visit(node: ast.AST, prefix: str) -> None:
+        def visit(node: ast.AST, prefix: str, module: str = module) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                     name = f"{prefix}{child.name}"
                     lines = (child.end_lineno or child.lineno) - child.lineno + 1
                     found.append((lines, f"{module}:{name}"))
-                    visit(child, name + ".")
+                    visit(child, name + ".", module)
                 elif isinstance(child, ast.ClassDef):
-                    visit(child, f"{prefix}{child.name}.")
+                    visit(child, f"{prefix}{child.name}.", module)
 
         visit(ast.parse(path.read_text(), str(path)), "")
     return sorted(found, reverse=True)[:count]
 
 
 def long_modules(root: Path) -> list[tuple[int, str]]:
-    sizes = [(len(path.read_text().splitlines()), str(path.relative_to(root))) for path in _sources(root)]
+    sizes = [
+        (len(path.read_text().splitlines()), str(path.relative_to(root))) for path in _sources(root)
+    ]
     return sorted((size for size in sizes if size[0] > LONG_MODULE), reverse=True)
 
 
