@@ -27,12 +27,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ginproto.rules import Rules
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy, SandboxMode, support
 from referee.scheduling.match import run_jobs, schedule
 from referee.scheduling.seats import EngineSeats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy, SandboxMode, support
 
 BARE = Policy(SandboxMode.OFF)
 SANDBOXED = Policy(SandboxMode.REQUIRE)

@@ -6,7 +6,7 @@ Measured in one run, on this machine:
    that echoes it back at once, over pipes, with raw ``os.write`` / ``os.read`` (the physical
    limit). The echo is ``bench/echo.c``, compiled on the fly when a C compiler is present,
    else a Python echo. It runs in a session of its own; the round trip to an echo in the
-   referee's own session, where engines run (``referee.engines.process``), is shown beside it (on a
+   referee's own session, where engines run (``referee.seat.process``), is shown beside it (on a
    busy Linux machine, where the scheduler shares the CPU out between sessions, it can be
    many times shorter);
 2. the same round trip through the referee's own plumbing (``EngineProcess``: line cutting,
@@ -51,12 +51,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ginproto.rules import Rules
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy
 from referee.scheduling.match import run_jobs, schedule
 from referee.scheduling.seats import EngineSeats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy
 
 HERE = Path(__file__).resolve().parent
 PY_ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"

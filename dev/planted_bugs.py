@@ -114,7 +114,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the sandbox
     Bug(
         "sandbox-1",
-        "referee/engines/sandbox.py",
+        "referee/seat/sandbox.py",
         '    out += ["--ro-bind", "/dev/null", "/dev/tty"]'
         "  # the referee's terminal, out of reach\n",
         "",
@@ -123,7 +123,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "sandbox-2",
-        "referee/engines/sandbox.py",
+        "referee/seat/sandbox.py",
         '        "pids": [("pids.max", limits.processes + 2)],',
         '        "pids": [("pids.max", limits.processes)],',
         "sets the pids cgroup to the process limit itself, forgetting bwrap's own two processes",
@@ -131,7 +131,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "sandbox-3",
-        "referee/engines/_sandbox_view.py",
+        "referee/seat/_sandbox_view.py",
         "        folder.count(\"/\") <= 1\n        or inside(home, folder)\n",
         "        folder.count(\"/\") <= 1\n",
         "lets an install's root climb to the user's home (a home with bin/ and lib/ looks like"
@@ -311,7 +311,7 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the clock
     Bug(
         "clock-1",
-        "referee/engines/clock.py",
+        "referee/seat/clock.py",
         "            if self.remaining < -margin:",
         "            if self.remaining <= -margin:",
         "flags a player whose clock is at exactly minus the margin",
@@ -319,7 +319,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "clock-2",
-        "referee/engines/engine.py",
+        "referee/seat/player.py",
         "                ignored.append(line)\n            left = deadline - time.monotonic()\n",
         "                ignored.append(line)\n            left = budget\n",
         "gives a decision its whole budget again after each ignored line",
@@ -327,7 +327,7 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "clock-3",
-        "referee/engines/engine.py",
+        "referee/seat/player.py",
         "        self.clock = Clock(self.control)\n"
         "        self._pending_game = proto.NewGame(number, player, rules)",
         "        self._pending_game = proto.NewGame(number, player, rules)",

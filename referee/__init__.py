@@ -31,16 +31,16 @@ if TYPE_CHECKING:
         play_tournament_async,
         verify_tournament,
     )
-    from referee.engines.clock import TimeControl, TimeControlError
-    from referee.engines.engine import EngineId, EngineSpec, EngineSpecError
-    from referee.engines.engine_api import Engine, RunningEngine
-    from referee.engines.preflight import EngineNotReady
-    from referee.engines.sandbox import SandboxError, SandboxMode
     from referee.errors import RefereeError, ReportError
     from referee.results.stats import EloInterval, MeanInterval, PairStats
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
     from referee.scheduling.standings import TournamentStandings
+    from referee.seat.clock import TimeControl, TimeControlError
+    from referee.seat.player import EngineId, EngineSpec, EngineSpecError
+    from referee.seat.preflight import EngineNotReady
+    from referee.seat.running import Engine, RunningEngine
+    from referee.seat.sandbox import SandboxError, SandboxMode
 
 _WHERE = {
     "referee.api": (
@@ -58,12 +58,12 @@ _WHERE = {
         "play_tournament_async",
         "verify_tournament",
     ),
-    "referee.engines.clock": ("TimeControl", "TimeControlError"),
-    "referee.engines.engine": ("EngineId", "EngineSpec", "EngineSpecError"),
-    "referee.engines.engine_api": ("Engine", "RunningEngine"),
+    "referee.seat.clock": ("TimeControl", "TimeControlError"),
+    "referee.seat.player": ("EngineId", "EngineSpec", "EngineSpecError"),
+    "referee.seat.running": ("Engine", "RunningEngine"),
     "referee.errors": ("RefereeError", "ReportError"),
-    "referee.engines.preflight": ("EngineNotReady",),
-    "referee.engines.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.seat.preflight": ("EngineNotReady",),
+    "referee.seat.sandbox": ("SandboxError", "SandboxMode"),
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),

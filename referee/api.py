@@ -55,19 +55,13 @@ from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
 from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, plural, too_long
 from referee.defaults import FOLDER_FILES
-from referee.engines.clock import DEFAULT_MARGIN, TimeControl
-from referee.engines.engine import EngineSpec
-from referee.engines.engine_api import OptionValue, option_pairs, option_text
-from referee.engines.outputs import (
+from referee.errors import CannotServe, OutputError, ReportError
+from referee.outputs import (
     check_folder,
     check_outputs,
     remove_if_empty,
     reserve_paths,
-    sandboxed,
 )
-from referee.engines.preflight import preflight
-from referee.engines.sandbox import Limits, SandboxMode, start_warnings
-from referee.errors import CannotServe, OutputError, ReportError
 from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
 from referee.scheduling.config import (
     ConfigError,
@@ -90,6 +84,11 @@ from referee.scheduling.match import (
 from referee.scheduling.match import MatchInterrupted as _Interrupted
 from referee.scheduling.match import MatchResult as _Result
 from referee.scheduling.match import cpu_plan as match_cpu_plan
+from referee.seat.clock import DEFAULT_MARGIN, TimeControl
+from referee.seat.player import EngineSpec, sandboxed
+from referee.seat.preflight import preflight
+from referee.seat.running import OptionValue, option_pairs, option_text
+from referee.seat.sandbox import Limits, SandboxMode, start_warnings
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.

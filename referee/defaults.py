@@ -1,6 +1,6 @@
 """Defaults and choices of settings that ``ginref``'s options show in their help.
 
-They are defined here, apart from the modules that use them (``referee.engines.clock``,
+They are defined here, apart from the modules that use them (``referee.seat.clock``,
 ``referee.scheduling``), so that declaring the options, which is all that ``ginref --help`` and
 a command's ``--help`` do, imports none of the machinery: not the protocol nor the rules engine
 that the clock's limits come from, nor the tournament's store (whose file names are here).
@@ -25,5 +25,5 @@ FOLDER_FILES: Final = tuple(
     + [STORE_NAME + end for end in ("", "-wal", "-shm", "-journal", ".new", ".new-journal")]
 )
 """The files a tournament writes, replaces or removes in its folder: where one exists it must
-be a regular file (``referee.engines.outputs.check_folder``), so that no device or link is
+be a regular file (``referee.outputs.check_folder``), so that no device or link is
 harmed."""

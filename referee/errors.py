@@ -6,10 +6,10 @@ of the referee's own that cannot be made...) is a `RefereeError`. Its message is
 sentence to show, and ``exit_code`` the code ``ginref`` exits with: the command line turns
 every one of them into ``Error: MESSAGE`` in one place (``referee.cli``), and a Python caller
 catches the one base. The kinds keep their names where they were first defined:
-``referee.engines.preflight.EngineNotReady``, ``referee.results.store.StoreError``
-(``StoreBusy``...), ``referee.cluster.address.DaskError``, ``referee.engines.sandbox.SandboxError``,
+``referee.seat.preflight.EngineNotReady``, ``referee.results.store.StoreError``
+(``StoreBusy``...), ``referee.cluster.address.DaskError``, ``referee.seat.sandbox.SandboxError``,
 ``referee.cluster.worker.EngineUnavailable`` and ``PluginMissing``,
-``referee.engines.outputs.UnsafeOutput`` (an ``OSError`` too), and those below.
+``referee.outputs.UnsafeOutput`` (an ``OSError`` too), and those below.
 
 Mistakes in the arguments themselves stay ``ValueError`` (``RulesError``, ``ConfigError``...),
 and an engine's misbehaviour during a game is a ruling, never an error.

@@ -26,7 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     pytest once per mutant, in processes of its own: a reaper each time would cost a process
     start and its polling per mutant, and the tests it runs (``[tool.mutmut]`` in
     pyproject.toml) start only engines, which die with the process that started them
-    (``referee.engines.process``, not mutated)."""
+    (``referee.seat.process``, not mutated)."""
     if config.getoption("--slow") or _under_ci():
         os.environ[THOROUGH] = "1"  # read by helpers.thorough, as the test modules load
     if hasattr(config, "workerinput") or "MUTANT_UNDER_TEST" in os.environ:

@@ -119,7 +119,7 @@ def killed_by_a_limit(script: str, policy: Any) -> str:
     MiB: ..."``). AssertionError if it lives on."""
     import sys
 
-    from referee.engines.process import EngineExited, EngineProcess
+    from referee.seat.process import EngineExited, EngineProcess
 
     process = EngineProcess.start([sys.executable, "-c", script], sandbox=policy)
     try:

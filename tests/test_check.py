@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import cli
-from referee.engines.check import CHECKS, run_checks
-from referee.engines.engine import EngineSpec
+from referee.seat.check import CHECKS, run_checks
+from referee.seat.player import EngineSpec
 
 ENGINES = Path(__file__).parent / "engines"
 NAMES = [name for name, _ in CHECKS]
@@ -219,7 +219,7 @@ def test_an_engine_that_dies_within_a_check_fails_it_however_fast_it_dies(
     """The chatty engine exits on the unknown line of ``unknown-lines``. Whether it is already
     gone when the check sends its next line (a busy machine) or not, the check fails: the
     battery never starts a fresh engine in the middle of a check to carry on with."""
-    from referee.engines import check as battery
+    from referee.seat import check as battery
 
     send = battery._Session.send
 

@@ -17,8 +17,8 @@ from ginproto.cards import DECK
 from ginproto.game import Game, GameView
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, PlayerFault
-from referee.engines.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
-from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.seat.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
+from referee.seat.player import EnginePlayer, EngineSpec
 
 # -- the arithmetic ----------------------------------------------------------------------------
 

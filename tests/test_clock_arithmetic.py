@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from referee.engines.clock import MAX_SECONDS, Clock, TimeControl, TimeControlError, duration
+from referee.seat.clock import MAX_SECONDS, Clock, TimeControl, TimeControlError, duration
 
 
 def clock(base: float | None = 10.0, inc: float = 2.0, move: float = 5.0) -> Clock:

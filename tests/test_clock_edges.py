@@ -3,7 +3,7 @@ grace is still in time; a hair more is not. The times are exact binary fractions
 
 from __future__ import annotations
 
-from referee.engines.clock import Clock, TimeControl
+from referee.seat.clock import Clock, TimeControl
 
 
 def test_the_whole_move_limit_and_grace_is_in_time() -> None:

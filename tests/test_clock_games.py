@@ -10,8 +10,8 @@ from test_clock import ENGINE, _view
 
 from ginproto.rules import Rules
 from ginproto.table import Decision
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
 
 
 def test_each_game_starts_with_the_whole_base_time(tmp_path: Path) -> None:

@@ -37,14 +37,14 @@ from ginproto.record import read_games, write_game
 from ginproto.rules import Rules
 from referee.cli import cli
 from referee.cluster.backend import DaskCluster, DaskError
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
-from referee.engines.sandbox import Policy, SandboxMode
 from referee.results.store import RECORDS_NAME, Store
 from referee.scheduling.backends import JobContext, LocalBackend
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Played, schedule
 from referee.scheduling.seats import EngineSeats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
+from referee.seat.sandbox import Policy, SandboxMode
 
 DASK = [sys.executable, "-m", "dask"]
 BOUND = 120  # seconds: a bound against hangs, never a measurement

@@ -19,10 +19,10 @@ from test_dask import BOUND, DASK, RealCluster, stop_group
 
 from ginproto.rules import Rules
 from referee.cluster.backend import DaskCluster, DaskError
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.scheduling.backends import JobContext
 from referee.scheduling.match import Played, schedule
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 
 class LateCluster(RealCluster):

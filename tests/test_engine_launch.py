@@ -13,11 +13,11 @@ import pytest
 
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, PlayerFault, play_game
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.preflight import EngineNotReady, preflight
 from referee.scheduling.match import schedule
 from referee.scheduling.seats import EngineSeats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.preflight import EngineNotReady, preflight
 
 CONTROL = TimeControl.parse("inf")
 SILENT = "import sys\nfor line in sys.stdin:\n    pass\n"  # reads, never answers

@@ -17,8 +17,8 @@ from ginproto.game import GameView
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, PlayerFault
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
 from tests.helpers import first_view
 
 SCRIPT = """

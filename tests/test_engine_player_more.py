@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-import referee.engines.engine
+import referee.seat.player
 from engines import BUILTIN
 from ginproto.game import Game, GameEnd
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, PlayerFault
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec, EngineSpecError
-from referee.engines.sandbox import Policy
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec, EngineSpecError
+from referee.seat.sandbox import Policy
 from tests.helpers import first_view
 from tests.test_engine_player import decide
 
@@ -398,7 +398,7 @@ def test_the_end_of_stderr_and_a_failure_to_keep_it_outlive_the_process(tmp_path
 
 
 class _Later:
-    """``time`` as ``referee.engines.engine`` sees it: ``offset`` seconds ahead of the real
+    """``time`` as ``referee.seat.player`` sees it: ``offset`` seconds ahead of the real
     clock."""
 
     def __init__(self) -> None:
@@ -422,7 +422,7 @@ def test_a_move_read_after_its_time_is_too_late(
     clock's end): it is not taken, and the ruling says it came too late. The clock is moved
     on 30 seconds as the move line is read, so no test waits that long."""
     later = _Later()
-    monkeypatch.setattr(referee.engines.engine, "time", later)
+    monkeypatch.setattr(referee.seat.player, "time", later)
 
     def on_line(direction: str, line: str) -> None:
         if direction == "from" and line.startswith("move "):
@@ -453,12 +453,12 @@ def test_information_an_engine_no_longer_reads_is_logged_and_dropped(
         assert p.process is not None
         assert p.process.read_line(20) == "closed"  # its input is closed; it is still running
         caplog.clear()
-        with caplog.at_level("INFO", logger="referee.engines.engine"):
+        with caplog.at_level("INFO", logger="referee.seat.player"):
             p.finish_match()
         assert p.process is None and p.record == [1, 0, 0]
     finally:
         p.close()
-    messages = [r.getMessage() for r in caplog.records if r.name == "referee.engines.engine"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "referee.seat.player"]
     assert len(messages) == 1, messages
     assert messages[0].startswith(
         "Shown: could not send an information line: engine 'Shown' (pid "

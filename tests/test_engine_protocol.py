@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-import referee.engines.engine
+import referee.seat.player
 from ginproto import protocol as proto
 from ginproto.game import Game, GameEnd
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault, play_game
 from ginproto.text import ID_LIMIT, printable
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 from tests.helpers import KnockerPlayer, first_view
 from tests.transport import ScriptedTransport, seat
 
@@ -122,7 +122,7 @@ def test_malformed_lines_in_the_handshake_are_logged_and_ignored(
     )
     engine.expect("isready", ["readyok"]).expect("newmatch")
     p = seat(engine, spec=EngineSpec(("b",), name="Shown"))
-    with caplog.at_level("INFO", logger="referee.engines.engine"):
+    with caplog.at_level("INFO", logger="referee.seat.player"):
         p.start()
     assert p.alive and p.id.options == []
     ignored = [r.getMessage() for r in caplog.records if "ignored malformed line" in r.getMessage()]
@@ -193,7 +193,7 @@ def test_lines_written_out_of_turn_are_never_the_answer(caplog: pytest.LogCaptur
     p = seat(engine, spec=EngineSpec(("b",), name="Shown"))
     p.new_game(1, 0, Rules())
     p._ensure_ready()
-    with caplog.at_level("INFO", logger="referee.engines.engine"):
+    with caplog.at_level("INFO", logger="referee.seat.player"):
         assert p.decide(first_view(), Decision.OFFER) == Move.pass_()
     assert [r.getMessage() for r in caplog.records] == [
         "Shown: discarded a line written out of turn: move knock"
@@ -210,7 +210,7 @@ def test_lines_that_are_not_the_move_are_logged_cut_to_200_characters(
     engine.expect("isready", ["readyok"]).expect("newgame")
     engine.expect("position").expect("go", [chat, "move pass"])
     p = seat(engine, spec=EngineSpec(("b",), name="Shown"))
-    with caplog.at_level("INFO", logger="referee.engines.engine"):
+    with caplog.at_level("INFO", logger="referee.seat.player"):
         p.new_game(1, 0, Rules())
         assert p.decide(first_view(), Decision.OFFER) == Move.pass_()
     with pytest.raises(proto.ProtocolError) as complaint:
@@ -250,9 +250,9 @@ def test_a_move_line_is_parsed_once_and_the_lines_kept_are_bounded(
     as are kept have been read, they are forgotten before the next is kept."""
     kept = {
         f"move from another match {i}": Move.pass_()
-        for i in range(referee.engines.engine._REPLIES_KEPT)
+        for i in range(referee.seat.player._REPLIES_KEPT)
     }
-    monkeypatch.setattr(referee.engines.engine, "_REPLIES", kept)
+    monkeypatch.setattr(referee.seat.player, "_REPLIES", kept)
     parsed: list[str] = []
     parse = proto.parse_reply
 

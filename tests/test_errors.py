@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from referee.cli import LazyGroup
 from referee.cluster.address import DaskError
 from referee.cluster.worker import EngineUnavailable, PluginMissing
-from referee.engines.outputs import UnsafeOutput
-from referee.engines.preflight import EngineNotReady
-from referee.engines.sandbox import SandboxError
 from referee.errors import CannotServe, OutputError, RefereeError, ReportError
+from referee.outputs import UnsafeOutput
 from referee.results.store import StoreBusy, StoreError
+from referee.seat.preflight import EngineNotReady
+from referee.seat.sandbox import SandboxError
 
 REFUSALS: list[type[Exception]] = [
     EngineNotReady,

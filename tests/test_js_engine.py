@@ -28,9 +28,9 @@ from ginproto.record import loads
 from ginproto.rules import Rules, Variant
 from ginproto.table import Fault
 from referee.cli import cli
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.scheduling.match import MatchConfig, Played, run_match
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 SCRIPT = Path(engines.__file__).resolve().parent / "simple.js"
 NODE = shutil.which("node")

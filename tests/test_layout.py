@@ -86,7 +86,7 @@ def test_the_packages_have_no_import_cycle() -> None:
 
 def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
-    assert "referee.engines.engine" in graph["referee.scheduling.seats"]  # top-level import
+    assert "referee.seat.player" in graph["referee.scheduling.seats"]  # top-level import
     assert {"ginproto", "ginproto.protocol", "referee"} <= set(graph)
 
 
@@ -111,7 +111,7 @@ def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[
         ("ginproto", "referee"),  # the rules and the protocol know no referee
         ("engines", "referee"),  # the built-in engines speak the protocol, as any engine does
         # One untrusted process knows nothing of matches, stores, clusters or pages ...
-        *(("referee.engines", f"referee.{above}") for above in ABOVE_ENGINES),
+        *(("referee.seat", f"referee.{above}") for above in ABOVE_ENGINES),
         # ... and the results nothing of who plays the games, nor of who shows them.
         *(("referee.results", f"referee.{above}") for above in ABOVE_RESULTS),
         # The pages tell the game through the narration, not through the terminal UIs.

@@ -15,8 +15,8 @@ from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, play_game
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
 
 CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][cdhs])(?![A-Za-z0-9])")
 

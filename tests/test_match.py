@@ -21,9 +21,9 @@ from ginproto.record import FaultLine, loads
 from ginproto.rules import Rules, Variant
 from ginproto.table import FaultKind
 from referee.cli import cli
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.scheduling.match import MatchConfig, run_match, schedule
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 HOSTILE = str(Path(__file__).parent / "engines" / "hostile.py")
 MARKERS = (HOSTILE, "ginproto-hostile-child")
@@ -500,7 +500,7 @@ def test_matchscore_counts_wins_losses_and_draws_in_their_places() -> None:
     from ginproto.cards import DECK
     from ginproto.game import Game, GamePhase
     from ginproto.moves import Move
-    from referee.engines.engine import EnginePlayer
+    from referee.seat.player import EnginePlayer
 
     class Pipe:
         alive = True
@@ -600,7 +600,7 @@ for line in sys.stdin:
 def test_a_stderr_file_that_cannot_be_written_is_noted_and_the_engine_still_drained() -> None:
     """/dev/full as the stderr file: the engine writes 1 MB to stderr (far more than a pipe
     holds) and still gets its line out, and the failure is the referee's to report."""
-    from referee.engines.process import EngineProcess
+    from referee.seat.process import EngineProcess
 
     code = "import sys; sys.stderr.write('x' * (1 << 20)); sys.stderr.flush(); print('done')"
     with EngineProcess.start([sys.executable, "-c", code], stderr_path="/dev/full") as engine:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from reaper import descendants, start_time
 
-from referee.engines.sandbox import support
+from referee.seat.sandbox import support
 
 ROOT = Path(__file__).resolve().parent.parent
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from referee import outputs
 from referee.cli import cli
-from referee.engines import outputs
 from referee.scheduling.seats import DebugLog
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,9 +23,9 @@ from ginproto.record import FaultLine, read_games
 from ginproto.rules import Rules
 from ginproto.table import FaultKind, play_game
 from referee.cli import cli
-from referee.engines._sandbox_view import needed
-from referee.engines.diagnose import command_problem
-from referee.engines.sandbox import support
+from referee.seat._sandbox_view import needed
+from referee.seat.diagnose import command_problem
+from referee.seat.sandbox import support
 
 BIN = Path(sys.executable).parent
 GIN_POLICY = str(BIN / "gin-policy")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from referee.engines.process import (
+from referee.seat.process import (
     EngineBrokenPipe,
     EngineClosed,
     EngineError,
@@ -101,7 +101,7 @@ def spawn() -> Iterator[Spawn]:
 
 def test_echo_round_trip_logs_every_line(spawn: Spawn, caplog: pytest.LogCaptureFixture) -> None:
     seen: list[tuple[str, str]] = []
-    caplog.set_level(logging.DEBUG, logger="referee.engines.process")
+    caplog.set_level(logging.DEBUG, logger="referee.seat.process")
     eng = spawn("echo", name="alice", on_line=lambda d, line: seen.append((d, line)))
     assert eng.alive and eng.returncode is None and eng.pid > 0
     eng.send("hello world")

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from ginproto.rules import Rules, Variant
 from referee.cli import cli
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.scheduling.match import MatchConfig, run_match
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 STAMP = re.compile(r"^ *\d+\.\d{4} ")
 CLOCK = re.compile(r"(> go \w+) time \d+")  # what is left on a clock depends on the machine

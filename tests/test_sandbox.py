@@ -28,10 +28,10 @@ from click.testing import CliRunner
 from helpers import killed_by_a_limit
 
 from referee.cli import cli
-from referee.engines import sandbox
-from referee.engines.engine import EngineSpec
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import GiB, Limits, MiB, Policy, SandboxMode, parse_size, support
+from referee.seat import sandbox
+from referee.seat.player import EngineSpec
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import GiB, Limits, MiB, Policy, SandboxMode, parse_size, support
 
 ROOT = Path(__file__).resolve().parent.parent
 CHEAT = ROOT / "tests" / "engines" / "cheat.py"
@@ -343,8 +343,8 @@ except OSError as exc:
 _TTY_REFEREE = """\
 import os
 import sys
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy, SandboxMode
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy, SandboxMode
 os.close(os.open("/dev/tty", os.O_RDWR))  # the referee itself runs on a terminal
 policy = Policy(mode=SandboxMode.REQUIRE) if sys.argv[2] == "sandboxed" else None
 with EngineProcess.start([sys.executable, "-c", sys.argv[1]], sandbox=policy) as engine:

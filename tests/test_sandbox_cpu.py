@@ -20,11 +20,11 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import cli
-from referee.engines import sandbox
-from referee.engines.affinity import CpuPlan, cpu_list
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import GiB, Limits, Policy, SandboxMode, cpu_quota, support
 from referee.scheduling.config import ConfigError, build_config, load_config
+from referee.seat import sandbox
+from referee.seat.affinity import CpuPlan, cpu_list
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import GiB, Limits, Policy, SandboxMode, cpu_quota, support
 from tests.test_sandbox import _sandbox_in_ci, needs_sandbox
 
 __all__ = ["_sandbox_in_ci"]  # the fixture: under CI=true the sandbox must run

@@ -7,7 +7,7 @@ abstract Unix socket (``--unshare-net``), and lives in namespaces of its own (``
 and the others: once the capabilities are dropped no attack tells the UTS namespace apart, so
 the test compares the namespaces themselves).
 
-With one flag removed from ``referee/engines/sandbox.py`` its attack succeeds and its test fails.
+With one flag removed from ``referee/seat/sandbox.py`` its attack succeeds and its test fails.
 The network and ``/dev/tty`` have more attacks in tests/test_sandbox.py; the covers of the
 referee's files are tested in tests/test_sandbox_hidden.py.
 """
@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 from test_sandbox import _leftovers, _sandbox_in_ci, needs_sandbox
 
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy, SandboxMode
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy, SandboxMode
 
 __all__ = ["_sandbox_in_ci"]  # the fixture that refuses a skip under CI=true
 
@@ -105,8 +105,8 @@ def test_an_engine_cannot_reach_its_opponents_shared_memory_or_queues() -> None:
 
 _REFEREE = """\
 import sys, time
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy, SandboxMode
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy, SandboxMode
 engine = EngineProcess.start(sys.argv[1:], sandbox=Policy(mode=SandboxMode.REQUIRE))
 print(engine.read_line(30), flush=True)
 time.sleep(120)

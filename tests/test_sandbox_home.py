@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_sandbox import _sandbox_in_ci, needs_sandbox
 
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Policy, SandboxMode
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Policy, SandboxMode
 
 __all__ = ["_sandbox_in_ci"]  # the fixture that refuses a skip under CI=true
 

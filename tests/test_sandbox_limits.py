@@ -10,8 +10,8 @@ import sys
 import pytest
 from test_sandbox import _sandbox_in_ci, needs_sandbox
 
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Limits, Policy, SandboxMode, support
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Limits, Policy, SandboxMode, support
 
 __all__ = ["_sandbox_in_ci"]  # the fixture that refuses a skip under CI=true
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 from helpers import killed_by_a_limit
 
-from referee.engines import _sandbox_view as sandbox_view
-from referee.engines import sandbox
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import Limits, MiB, Policy, support
+from referee.seat import _sandbox_view as sandbox_view
+from referee.seat import sandbox
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import Limits, MiB, Policy, support
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ROOT / "tests" / "engines"

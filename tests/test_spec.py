@@ -164,9 +164,9 @@ def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> N
 
     from referee.api import play_match
     from referee.cli import cli
-    from referee.engines.check import run_checks
-    from referee.engines.engine import EnginePlayer
     from referee.scheduling.config import load_config
+    from referee.seat.check import run_checks
+    from referee.seat.player import EnginePlayer
 
     text = spec_text()
     startup = _stated_seconds(text, "startup timeout")

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import cli
-from referee.engines.sandbox import support
+from referee.seat.sandbox import support
 
 SANDBOXES = [
     "off",

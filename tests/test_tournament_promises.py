@@ -16,11 +16,11 @@ from test_clock import ENGINE, _view
 
 from ginproto.rules import Rules
 from ginproto.table import Decision
-from referee.engines.engine import EnginePlayer
 from referee.results.store import RECORDS_NAME, GameResult, Store
 from referee.scheduling.config import TournamentConfig, build_config
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.tournament import SettingsChanged, open_tournament, run_tournament
+from referee.seat.player import EnginePlayer
 
 
 def _config(**keys: Any) -> TournamentConfig:

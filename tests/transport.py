@@ -1,4 +1,4 @@
-"""A scripted engine, in memory: a ``referee.engines.transport.Transport`` that expects the
+"""A scripted engine, in memory: a ``referee.seat.transport.Transport`` that expects the
 referee's lines one by one and answers each with lines of its own, as python-chess's
 ``MockTransport`` does for its engine protocol.
 
@@ -20,9 +20,9 @@ from collections import deque
 from collections.abc import Sequence
 
 from ginproto import protocol as proto
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.process import EngineBrokenPipe, EngineExited, EngineTimeout, LineHook
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.process import EngineBrokenPipe, EngineExited, EngineTimeout, LineHook
 
 CONTROL = TimeControl(None, 0.0, 5.0)
 SPEC = EngineSpec(("scripted-bot",))

@@ -3,7 +3,7 @@
 The group (``cli``) and the console entry point (``main``) live here; each command is a module
 of this package (``referee.cli.match``, ``referee.cli.tournament``, ...) and the options they
 share are ``referee.cli.options``. The machinery the commands drive (``referee.api``,
-``referee.engines.check``, ``referee.views.replay``, ``referee.views.play``) lives outside, usable
+``referee.seat.check``, ``referee.views.replay``, ``referee.views.play``) lives outside, usable
 without click. Every refusal of the referee (a ``referee.errors.RefereeError``) becomes ``Error:
 MESSAGE`` and its exit code in one place, the group's ``invoke``.
 """

@@ -1,4 +1,4 @@
-"""``ginref check ENGINE``: run the conformance battery (``referee.engines.check``) and print it."""
+"""``ginref check ENGINE``: run the conformance battery (``referee.seat.check``) and print it."""
 
 from __future__ import annotations
 
@@ -56,9 +56,9 @@ def check(
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
-    from referee.engines.check import CHECKS, CheckResult, run_checks  # imported only when it runs
-    from referee.engines.diagnose import quote_hint
-    from referee.engines.engine import EngineSpec, EngineSpecError
+    from referee.seat.check import CHECKS, CheckResult, run_checks  # imported only when it runs
+    from referee.seat.diagnose import quote_hint
+    from referee.seat.player import EngineSpec, EngineSpecError
 
     if len(engine) > 1:
         hint = quote_hint(engine, "check") or (

@@ -33,7 +33,7 @@ from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
     from referee.api import GameOutcome, MatchResult, MatchStart
-    from referee.engines.clock import TimeControl
+    from referee.seat.clock import TimeControl
     from referee.views.live import Address
 
 
@@ -210,7 +210,7 @@ def match(
     from referee import api
 
     check_serve(serve, serve_for)
-    from referee.engines.diagnose import quote_hint
+    from referee.seat.diagnose import quote_hint
 
     unquoted = quote_hint(engines, "match")
     if unquoted is not None:
@@ -279,7 +279,7 @@ def match(
 
 
 def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
-    from referee.engines.clock import TimeControl, TimeControlError
+    from referee.seat.clock import TimeControl, TimeControlError
 
     try:
         return TimeControl.parse(tc, move=move_timeout, margin=time_margin)

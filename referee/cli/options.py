@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from referee import outputs
 from referee.defaults import DEFAULT_MARGIN
-from referee.engines import outputs
-from referee.engines.sandbox import SandboxMode
+from referee.seat.sandbox import SandboxMode
 
 # The machinery (the protocol, the engines, the outputs) is imported by the functions that use
 # it, when a command runs: declaring the options, for a command's --help, needs none of it.
 if TYPE_CHECKING:
     from ginproto.rules import Rules
-    from referee.engines.engine import EngineSpec
-    from referee.engines.sandbox import Limits
+    from referee.seat.player import EngineSpec
+    from referee.seat.sandbox import Limits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,14 +45,14 @@ def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
 
 class Duration(click.ParamType[float]):
     """Seconds: a finite positive number whose milliseconds fit in a protocol line
-    (``referee.engines.clock.duration``, the one check that config files use too)."""
+    (``referee.seat.clock.duration``, the one check that config files use too)."""
 
     name = "seconds"
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> float:
-        from referee.engines.clock import TimeControlError, duration
+        from referee.seat.clock import TimeControlError, duration
 
         if isinstance(value, float):
             text: object = value
@@ -69,7 +69,7 @@ SECONDS = Duration()
 
 class OutputPath(click.ParamType[str]):
     """A path the referee writes, checked when the command line is read, before anything is
-    played or made (``referee.engines.outputs``: a regular file or a new one in an existing folder;
+    played or made (``referee.outputs``: a regular file or a new one in an existing folder;
     with ``folder``, a folder that exists or can be made). A device, a FIFO, a link given
     for a file, or a file in a folder that does not exist is refused with its reason."""
 
@@ -250,7 +250,7 @@ AFFINITY_HELP = (
 def affinity_option(flag: bool = True) -> Callable[[F], F]:
     """``--affinity`` (with ``flag=False``, ``--affinity/--no-affinity``, default None: the
     config file's): pin each local game's engines to CPUs of their own
-    (``referee.engines.affinity``)."""
+    (``referee.seat.affinity``)."""
     if flag:
         return click.option("--affinity", is_flag=True, help=AFFINITY_HELP)
     return click.option(
@@ -272,7 +272,7 @@ def sandbox_mode(sandbox: str | None, no_sandbox: bool) -> SandboxMode:
 def announce_sandbox(mode: SandboxMode) -> None:
     """Print the sandbox's warning lines on stderr (where it cannot run, or a limit cannot
     be enforced); with ``require``, refuse to start (`SandboxError`) where it cannot run."""
-    from referee.engines.sandbox import start_warnings
+    from referee.seat.sandbox import start_warnings
 
     for line in start_warnings(mode):
         click.echo(line, err=True)
@@ -293,7 +293,7 @@ def engine_prefix(item: str, count: int, hint: str) -> tuple[list[int], str]:
 
 def engine_limits(items: Sequence[str], count: int) -> list[Limits]:
     """Each engine's limits from ``--limit [N:]NAME=VALUE`` options."""
-    from referee.engines.sandbox import Limits
+    from referee.seat.sandbox import Limits
 
     per_engine: list[dict[str, str]] = [{} for _ in range(count)]
     for item in items:
@@ -325,12 +325,12 @@ def sandboxed(
     folders: Sequence[str | None] = (),
     readable: Sequence[str] = (),
 ) -> tuple[EngineSpec, ...]:
-    """``referee.engines.outputs.sandboxed``, a failure to make an output file being a clear message
+    """``referee.seat.player.sandboxed``, a failure to make an output file being a clear message
     (exit 1)."""
-    from referee.engines import outputs
+    from referee.seat import player
 
     try:
-        return outputs.sandboxed(specs, mode, limits, network, files, folders, readable)
+        return player.sandboxed(specs, mode, limits, network, files, folders, readable)
     except OSError as exc:
         raise _cannot_write(exc) from None
 
@@ -370,7 +370,7 @@ def parse_engines(
     """Engine specs from the arguments, ``-o [N:]NAME=VALUE``, ``--name N=NAME`` and
     ``--env [N:]NAME=VALUE``."""
     from ginproto.text import NAME_LIMIT, nfc, too_long
-    from referee.engines.engine import EngineSpec, EngineSpecError
+    from referee.seat.player import EngineSpec, EngineSpecError
 
     per_engine: list[list[tuple[str, str]]] = [[] for _ in engines]
     for item in options:

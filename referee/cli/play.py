@@ -142,9 +142,9 @@ def play(
     """
     from ginproto.record import EngineInfo, append_game, record_from_log
     from ginproto.table import play_game
-    from referee.engines.clock import TimeControl, TimeControlError
-    from referee.engines.engine import EnginePlayer
-    from referee.engines.preflight import ready
+    from referee.seat.clock import TimeControl, TimeControlError
+    from referee.seat.player import EnginePlayer
+    from referee.seat.preflight import ready
     from referee.views.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
 
     given = (engine,) if engine2 is None else (engine, engine2)

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from referee.cluster.address import LOCAL, parse_address
 from referee.cluster.address import DaskError as DaskError  # part of this module's API
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Played, Seats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster

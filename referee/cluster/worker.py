@@ -6,7 +6,7 @@ A run registers one ``EnginesPlugin`` on the cluster. Dask gives every worker it
 ``play_game_task(plugin name, job)``: it borrows a set of engine seats from the plugin's pool
 (one per game running at once on that worker, started on first use, with the same
 ``Seats`` code as the local pool: ``referee.scheduling.seats.EngineSeats``, which starts engines
-through ``referee.engines.process``), plays the game with the one game loop
+through ``referee.seat.process``), plays the game with the one game loop
 (``ginproto.table.play_game``), hands the seats back warm, and returns what ``finish`` makes of the
 finished game. ``teardown`` (the run unregistering the plugin, or the worker leaving) closes every
 engine: at once when idle, at the end of its game otherwise.
@@ -32,12 +32,12 @@ from distributed.worker import Worker
 
 from ginproto.table import PlayerFault, play_game
 from ginproto.text import plural
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.preflight import launch_isolated
 from referee.errors import RefereeError
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Played, Seats
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.preflight import launch_isolated
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,6 @@ from typing import Any, Protocol
 
 from ginproto.record import EngineInfo, record_from_log
 from ginproto.table import GameLog, play_game
-from referee.engines.affinity import CpuPlan
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
 from referee.results.report import summarize, summary_json
 from referee.results.store import FaultRow, GameResult
 from referee.scheduling.config import DEFAULT_EVENT, TournamentConfig
@@ -29,6 +26,9 @@ from referee.scheduling.match import (
     run_jobs,
     worker_number,
 )
+from referee.seat.affinity import CpuPlan
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
 
 log = logging.getLogger(__name__)
 

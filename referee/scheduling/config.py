@@ -33,10 +33,10 @@ from ginproto.rules import Rules
 from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
-from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
-from referee.engines.engine import EngineSpec
-from referee.engines.outputs import UnsafeOutput, check_folder
-from referee.engines.sandbox import Limits, Policy, SandboxMode
+from referee.outputs import UnsafeOutput, check_folder
+from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
+from referee.seat.player import EngineSpec
+from referee.seat.sandbox import Limits, Policy, SandboxMode
 
 log = logging.getLogger(__name__)
 

@@ -30,14 +30,14 @@ from ginproto.record import EngineInfo, append_game, record_from_log
 from ginproto.rules import Rules
 from ginproto.table import GameLog, Player, play_game
 from ginproto.text import ID_LIMIT, printable
-from referee.engines.affinity import CpuPlan
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EngineSpec
-from referee.engines.preflight import preflight
 from referee.results.report import Standings, finite_json, summarize
 from referee.results.stats import SPRT
 from referee.scheduling.jobs import GameJob as GameJob  # part of this module's API
 from referee.scheduling.seats import DebugLog, EngineSeats
+from referee.seat.affinity import CpuPlan
+from referee.seat.clock import TimeControl
+from referee.seat.player import EngineSpec
+from referee.seat.preflight import preflight
 
 log = logging.getLogger(__name__)
 
@@ -487,7 +487,7 @@ class MatchConfig:
 
 def cpu_plan(config: MatchConfig) -> CpuPlan | None:
     """With ``affinity``, which CPUs each local worker's engines run on
-    (``referee.engines.affinity``); None without."""
+    (``referee.seat.affinity``); None without."""
     if not config.affinity:
         return None
     return CpuPlan.here(min(config.concurrency, config.games), len(config.engines))
@@ -564,7 +564,7 @@ def _named(exc: OSError, path: str | None) -> OSError:
 
 
 def engine_names(config: MatchConfig, *, check: bool = True) -> list[str]:
-    """Check every engine before game 1 (``referee.engines.preflight``: it starts, completes the
+    """Check every engine before game 1 (``referee.seat.preflight``: it starts, completes the
     handshake and declares the options it is given; else `EngineNotReady`) and return each
     one's display name: the override, else its ``id name``, else its built-in name or
     program; repeated names get ``#2``, ``#3``. Each is bounded and printable

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Final
 from ginproto.record import EngineInfo
 from ginproto.table import Fault, FaultKind, GameLog, Player
 from ginproto.text import LOG_LIMIT, REASON_LIMIT, printable
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.outputs import UnsafeOutput, open_regular
-from referee.engines.process import LineHook, stderr_lines
+from referee.outputs import UnsafeOutput, open_regular
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.process import LineHook, stderr_lines
 
 if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
     from referee.scheduling.jobs import GameJob
@@ -231,7 +231,7 @@ def with_stderr(fault: Fault, tail: str) -> Fault:
 def _private_file(path: Path, truncate: bool = False) -> None:
     """Create ``path`` readable by its owner only (mode 0600), or make it so if it exists:
     protocol lines and an engine's stderr say things about the deal. Only a regular file is
-    opened, truncated or chmodded (``referee.engines.outputs.open_regular``): never a device, a
+    opened, truncated or chmodded (``referee.outputs.open_regular``): never a device, a
     link's target or a folder."""
     fd = open_regular(path, os.O_WRONLY | os.O_CREAT)
     try:

@@ -18,9 +18,9 @@ from pathlib import Path
 from ginproto import protocol as proto
 from ginproto.rules import Rules
 from ginproto.table import play_game
-from referee.engines.clock import TimeControl
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.process import LineHook
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.process import LineHook
 
 SEED = 107
 ENGINES = ("simple", "random")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ginproto.record import GameRecord
-from referee.engines.outputs import write_file
+from referee.outputs import write_file
 from referee.views.html.model import game_data
 from referee.views.html.page import render_page
 
@@ -37,7 +37,7 @@ def games_data(records: Iterable[GameRecord], numbers: Iterable[int] | None = No
 
 def write_page(path: str | os.PathLike[str], text: str) -> None:
     """Write a page atomically (a reader never sees half of one), and only as a regular file:
-    ``referee.engines.outputs.write_file``, which refuses a device, a link or a folder."""
+    ``referee.outputs.write_file``, which refuses a device, a link or a folder."""
     write_file(path, text.encode("utf-8"))
 
 

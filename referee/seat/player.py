@@ -1,8 +1,8 @@
 """An engine process as a seat at the table: the protocol spoken over a transport.
 
-The transport (``referee.engines.transport.Transport``) carries the lines; ``EnginePlayer`` makes
+The transport (``referee.seat.transport.Transport``) carries the lines; ``EnginePlayer`` makes
 one with its ``connect`` factory, by default `spawn`, which starts the engine's process
-(``referee.engines.process.EngineProcess``) in its sandbox. A test connects it to a scripted
+(``referee.seat.process.EngineProcess``) in its sandbox. A test connects it to a scripted
 transport instead, and so tests the protocol exchange without a process.
 
 ``EnginePlayer`` satisfies ``ginproto.table.Player``. Everything an engine can do wrong ends
@@ -40,8 +40,9 @@ from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, printable
-from referee.engines.clock import Clock, TimeControl
-from referee.engines.process import (
+from referee.outputs import reserve_paths
+from referee.seat.clock import Clock, TimeControl
+from referee.seat.process import (
     EngineBrokenPipe,
     EngineError,
     EngineExited,
@@ -50,8 +51,8 @@ from referee.engines.process import (
     EngineTimeout,
     LineHook,
 )
-from referee.engines.sandbox import Policy
-from referee.engines.transport import Transport
+from referee.seat.sandbox import Limits, Policy, SandboxMode, support
+from referee.seat.transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,8 @@ class EngineSpecError(ValueError):
 class EngineSpec:
     """How to start an engine: argv (never run through a shell), working directory,
     options to set, an optional display name overriding its ``id name``, and its sandbox
-    (``referee.engines.sandbox``: on where it can run, by default). ``env`` is added to the minimal
-    environment every engine gets (``referee.engines.process``)."""
+    (``referee.seat.sandbox``: on where it can run, by default). ``env`` is added to the minimal
+    environment every engine gets (``referee.seat.process``)."""
 
     argv: tuple[str, ...]
     name: str | None = None
@@ -535,3 +536,33 @@ def _time_reason(
 
 def _quote(lines: Sequence[str], cut: int = 80) -> str:
     return ", ".join(repr(line[:cut] + ("..." if len(line) > cut else "")) for line in lines)
+
+
+def sandboxed(
+    specs: Sequence[EngineSpec],
+    mode: SandboxMode,
+    limits: Sequence[Limits] | None = None,
+    network: bool = False,
+    files: Sequence[str | None] = (),
+    folders: Sequence[str | None] = (),
+    readable: Sequence[str] = (),
+) -> tuple[EngineSpec, ...]:
+    """The specs with their sandbox policies. The referee's output ``files`` and
+    ``folders`` are created first when the sandbox will run, so that it can hide them;
+    ``readable`` paths are shown to every engine (read-only)."""
+    hidden: tuple[str, ...] = ()
+    if mode is not SandboxMode.OFF and support().available:
+        hidden = tuple(reserve_paths(files, folders))
+    return tuple(
+        replace(
+            spec,
+            sandbox=Policy(
+                mode,
+                limits[i] if limits else Limits(),
+                network,
+                hidden,
+                readable=tuple(os.path.abspath(p) for p in readable),
+            ),
+        )
+        for i, spec in enumerate(specs)
+    )

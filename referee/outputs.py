@@ -1,9 +1,10 @@
-"""The referee's own files, made before any engine starts, and the engines' sandbox policies.
+"""The referee's own files: checked and made before any engine starts, and written safely.
 
 A sandboxed engine must never see the referee's record, store, config, debug log or stderr
 files, even inside a folder it may read. The sandbox can only cover up a path that exists when
 the engine starts, so a run first creates its output files (empty, mode 0600) and folders
-(`reserve_paths`), then gives every engine a policy that hides them (`sandboxed`). A run that
+(`reserve_paths`), then gives every engine a policy that hides them
+(``referee.seat.player.sandboxed``). A run that
 is refused before its first game removes the files it made and left empty (`remove_if_empty`),
 so it leaves nothing behind. The command line and the Python API (``referee.api``) share
 these; failures are plain ``OSError`` naming the file, for each caller to report its way.
@@ -21,20 +22,14 @@ anything but a regular file it was named, even run as root. The writers (`open_r
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import logging
 import os
 import secrets
 import stat
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from referee.engines.sandbox import Limits, Policy, SandboxMode, support
 from referee.errors import RefereeError
-
-if TYPE_CHECKING:
-    from referee.engines.engine import EngineSpec
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +42,6 @@ __all__ = [
     "open_regular",
     "remove_if_empty",
     "reserve_paths",
-    "sandboxed",
     "write_file",
 ]
 
@@ -288,33 +282,3 @@ def remove_if_empty(paths: Sequence[str]) -> None:
         with contextlib.suppress(OSError):
             if os.path.isfile(path) and os.path.getsize(path) == 0:
                 os.unlink(path)
-
-
-def sandboxed(
-    specs: Sequence[EngineSpec],
-    mode: SandboxMode,
-    limits: Sequence[Limits] | None = None,
-    network: bool = False,
-    files: Sequence[str | None] = (),
-    folders: Sequence[str | None] = (),
-    readable: Sequence[str] = (),
-) -> tuple[EngineSpec, ...]:
-    """The specs with their sandbox policies. The referee's output ``files`` and
-    ``folders`` are created first when the sandbox will run, so that it can hide them;
-    ``readable`` paths are shown to every engine (read-only)."""
-    hidden: tuple[str, ...] = ()
-    if mode is not SandboxMode.OFF and support().available:
-        hidden = tuple(reserve_paths(files, folders))
-    return tuple(
-        dataclasses.replace(
-            spec,
-            sandbox=Policy(
-                mode,
-                limits[i] if limits else Limits(),
-                network,
-                hidden,
-                readable=tuple(os.path.abspath(p) for p in readable),
-            ),
-        )
-        for i, spec in enumerate(specs)
-    )

@@ -13,10 +13,10 @@ sandbox Flatpak uses), and this module is the thin adapter that builds its comma
 - no way to the referee's terminal: ``/dev/tty`` is covered with a read-only ``/dev/null``, and
   no descriptor of a terminal is passed in (``/dev/pts`` is the sandbox's own). So an engine can
   neither read the user's keys nor push input into the shell (``TIOCSTI``). The engine stays
-  in the referee's session (no ``--new-session``), as ``referee.engines.process`` explains: Linux
+  in the referee's session (no ``--new-session``), as ``referee.seat.process`` explains: Linux
   schedules by session, and an engine in a session of its own answers a busy referee late;
 - a read-only view of only what its command needs and is known to start
-  (``referee.engines._sandbox_view``): the system directories, the interpreter and its install (a
+  (``referee.seat._sandbox_view``): the system directories, the interpreter and its install (a
   virtual environment, its base Python, editable installs; a version manager's root), the
   directories of the files named on its command line (a file directly in ``/tmp`` by
   itself) and its working directory, the installs of its ``PATH``, the paths its wrapper
@@ -42,8 +42,8 @@ against its opponent, since its own cgroup also takes it out of the referee's au
 the scheduler would count it and its opponent as one). No rlimit can stand in for it: without a
 cpu cgroup, `support` says the CPU limit is not enforced.
 
-`Policy.affinity` pins an engine to some CPUs (``--affinity``; `referee.engines.affinity` chooses
-them); it applies bare too (``referee.engines.process``).
+`Policy.affinity` pins an engine to some CPUs (``--affinity``; `referee.seat.affinity` chooses
+them); it applies bare too (``referee.seat.process``).
 
 Where bubblewrap cannot run (not installed, or user namespaces disabled), `support` says
 why; the referee then plays bare with one warning line (mode ``auto``), or refuses to start
@@ -75,7 +75,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
-from referee.engines._sandbox_view import (
+from referee.errors import RefereeError
+from referee.seat._sandbox_view import (
     SYSTEM_DIRS,
     blocked,
     inferred,
@@ -87,7 +88,6 @@ from referee.engines._sandbox_view import (
     user_home,
     which,
 )
-from referee.errors import RefereeError
 
 __all__ = [
     "Jail",

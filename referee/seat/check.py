@@ -34,11 +34,11 @@ from ginproto.moves import Move, MoveKind
 from ginproto.rules import Rules, Variant
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, plural, printable
-from referee.engines.clock import DEFAULT_MARGIN, TimeControl
-from referee.engines.diagnose import command_problem, start_hint
-from referee.engines.engine import EnginePlayer, EngineSpec
-from referee.engines.preflight import builtin_hint, option_problem
-from referee.engines.process import EngineError, EngineProcess, EngineTimeout
+from referee.seat.clock import DEFAULT_MARGIN, TimeControl
+from referee.seat.diagnose import command_problem, start_hint
+from referee.seat.player import EnginePlayer, EngineSpec
+from referee.seat.preflight import builtin_hint, option_problem
+from referee.seat.process import EngineError, EngineProcess, EngineTimeout
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """One engine process, driven from your own code: ``RunningEngine.popen(command)``.
 
-The referee's players (``referee.engines.engine.EnginePlayer``) answer the table's questions
+The referee's players (``referee.seat.player.EnginePlayer``) answer the table's questions
 over the protocol; `RunningEngine` puts one of them in your hands, as python-chess's
 ``SimpleEngine`` does for a UCI engine. ``RunningEngine.popen`` starts the engine (in the
 sandbox where it can run, as a match does), completes the handshake and checks the options it is
@@ -27,12 +27,11 @@ from ginproto.game import GameView
 from ginproto.moves import Move
 from ginproto.rules import Rules
 from ginproto.table import Decision
-from referee.engines.clock import DEFAULT_MARGIN, TimeControl
-from referee.engines.engine import EngineId, EnginePlayer, EngineSpec
-from referee.engines.outputs import sandboxed
-from referee.engines.preflight import EngineNotReady, option_problem, ready
-from referee.engines.process import EngineProcess
-from referee.engines.sandbox import SandboxMode, start_warnings
+from referee.seat.clock import DEFAULT_MARGIN, TimeControl
+from referee.seat.player import EngineId, EnginePlayer, EngineSpec, sandboxed
+from referee.seat.preflight import EngineNotReady, option_problem, ready
+from referee.seat.process import EngineProcess
+from referee.seat.sandbox import SandboxMode, start_warnings
 
 log = logging.getLogger(__name__)
 

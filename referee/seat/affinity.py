@@ -6,7 +6,7 @@ engine busy in one game cannot slow down the engines of another, and a game's en
 take the same CPUs from game to game. Within a game's CPUs, each engine gets a disjoint
 part of its own where there are enough for every engine of the worker; otherwise the
 game's engines share them (they take turns, and the CPU limit shares the time out fairly:
-``referee.engines.sandbox``). With fewer CPUs than games at once, games must share CPUs, and
+``referee.seat.sandbox``). With fewer CPUs than games at once, games must share CPUs, and
 `CpuPlan.warning` says so.
 
 Pinning places the engines; it does not fence them: an engine may widen its own CPUs
@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.engines.engine import EngineSpec
+from referee.seat.player import EngineSpec
 
 __all__ = ["CpuPlan", "cpu_list"]
 

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from engines import BUILTIN
 from ginproto import protocol as proto
 from ginproto.table import FaultKind, PlayerFault
-from referee.engines.clock import TimeControl
-from referee.engines.diagnose import command_problem, start_hint
-from referee.engines.engine import EngineId, EnginePlayer, EngineSpec
-from referee.engines.sandbox import SandboxMode, support
 from referee.errors import RefereeError
+from referee.seat.clock import TimeControl
+from referee.seat.diagnose import command_problem, start_hint
+from referee.seat.player import EngineId, EnginePlayer, EngineSpec
+from referee.seat.sandbox import SandboxMode, support
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ short machine ``reason`` and never blocks for longer than the timeout it asked f
 Design (synchronous, so that a match runner can run N games in N threads):
 
 - The engine runs from an argv list and never through a shell, with a minimal environment;
-  given a sandbox policy, inside bubblewrap with its limits (``referee.engines.sandbox`` builds that
+  given a sandbox policy, inside bubblewrap with its limits (``referee.seat.sandbox`` builds that
   command and cleans up after it). A sandboxed engine runs in a process group of its own
   (``process_group=0``) within the referee's session: not being the terminal's foreground group,
   it gets no signal from the keyboard, and the sandbox hides the terminal itself. It stays in
@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Final, Self
 
-from referee.engines.sandbox import Jail, Policy, SandboxError, prepare
+from referee.seat.sandbox import Jail, Policy, SandboxError, prepare
 
 __all__ = [
     "EngineBrokenPipe",
@@ -323,7 +323,7 @@ class EngineProcess:
         """Start ``argv`` (never through a shell) in a process group of its own.
 
         With a ``sandbox`` policy it starts inside bubblewrap with its limits
-        (``referee.engines.sandbox``), unless the policy's mode says to run it bare.
+        (``referee.seat.sandbox``), unless the policy's mode says to run it bare.
 
         ``env`` entries are added to `minimal_environment`; nothing else is inherited.
         ``stderr_path`` receives the engine's stderr (at most ``stderr_limit`` bytes, the rest is

@@ -38,7 +38,7 @@ _IMPORT_ERROR = re.compile(r"\b(ModuleNotFoundError|ImportError)\b[^\n]*")
 
 
 def _path(env: dict[str, str]) -> str:
-    """The PATH the engine is started with (``referee.engines.process``)."""
+    """The PATH the engine is started with (``referee.seat.process``)."""
     return env.get("PATH", os.environ.get("PATH", os.defpath))
 
 

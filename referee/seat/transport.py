@@ -1,12 +1,12 @@
-"""The seam under the engine protocol: what a seat (``referee.engines.engine.EnginePlayer``) needs
+"""The seam under the engine protocol: what a seat (``referee.seat.player.EnginePlayer``) needs
 of the pipe to its engine, and nothing of how that pipe is made.
 
 A transport carries lines: ``send`` and ``send_lines`` write them, ``read_line`` waits up to a
 timeout for the next one, ``ready`` says whether one is waiting, ``close`` ends the engine
 (after a ``quit`` line and a grace period). It reports what went wrong with the exceptions of
-``referee.engines.process``: ``EngineTimeout`` when nothing came in time, ``EngineExited`` when the
+``referee.seat.process``: ``EngineTimeout`` when nothing came in time, ``EngineExited`` when the
 engine is gone (``returncode`` says how), ``EngineLineTooLong``, ``EngineBrokenPipe`` when it no
-longer reads; the seat turns each into a ruling. ``referee.engines.process.EngineProcess``, an
+longer reads; the seat turns each into a ruling. ``referee.seat.process.EngineProcess``, an
 untrusted process in its sandbox, is the one transport a match uses; a test gives the seat a
 scripted one instead (``tests/transport.py``), so that the protocol exchange is tested without
 a process, as python-chess tests its engine protocol on a mock transport.
