@@ -25,7 +25,7 @@ uncommitted changes (they are rewritten in place). Usage::
     .venv/bin/python dev/planted_bugs.py --bug store-1 # one (the option repeats)
     .venv/bin/python dev/planted_bugs.py --list        # the bugs, without running
     .venv/bin/python dev/planted_bugs.py --json out.json
-    .venv/bin/python dev/planted_bugs.py --bug store-2 --tests tests/test_store.py
+    .venv/bin/python dev/planted_bugs.py --bug store-2 --tests tests/referee/test_store.py
 
 Run it alone on the machine's cores: it runs real engines, sandboxes, browsers and Dask
 clusters, one bug after another.
@@ -61,48 +61,56 @@ class Bug:
 
 
 SANDBOX = (
-    "tests/test_sandbox_flags.py",
-    "tests/test_sandbox_hidden.py",
-    "tests/test_sandbox_limits.py",
-    "tests/test_sandbox_home.py",
-    "tests/test_sandbox_setups.py",
-    "tests/test_sandbox.py",
-    "tests/test_sandbox_cpu.py",
+    "tests/seat/test_sandbox_flags.py",
+    "tests/seat/test_sandbox_hidden.py",
+    "tests/seat/test_sandbox_limits.py",
+    "tests/seat/test_sandbox_home.py",
+    "tests/seat/test_sandbox_setups.py",
+    "tests/seat/test_sandbox.py",
+    "tests/seat/test_sandbox_cpu.py",
 )
 INTEGRITY = (
-    "tests/test_integrity_tamper.py",
-    "tests/test_integrity.py",
+    "tests/referee/test_integrity_tamper.py",
+    "tests/referee/test_integrity.py",
 )
 DASK = (
-    "tests/test_dask_late_worker.py",
-    "tests/test_dask_plugin.py",
-    "tests/test_dask.py",
+    "tests/referee/test_dask_late_worker.py",
+    "tests/referee/test_dask_plugin.py",
+    "tests/referee/test_dask.py",
 )
-API = ("tests/test_api.py", "tests/test_api_promises.py")
-HTML = ("tests/test_html_model.py", "tests/test_html.py")
-STORE = ("tests/test_store.py", "tests/test_store_durable.py", "tests/test_tournament.py")
+API = ("tests/referee/test_api.py", "tests/referee/test_api_promises.py")
+HTML = ("tests/views/test_html_model.py", "tests/views/test_html.py")
+STORE = (
+    "tests/referee/test_store.py",
+    "tests/referee/test_store_durable.py",
+    "tests/referee/test_tournament.py",
+)
 TOURNAMENT = (
-    "tests/test_tournament_promises.py",
-    "tests/test_schedule.py",
-    "tests/test_tournament.py",
+    "tests/referee/test_tournament_promises.py",
+    "tests/referee/test_schedule.py",
+    "tests/referee/test_tournament.py",
 )
 CLOCK = (
-    "tests/test_clock_edges.py",
-    "tests/test_clock_arithmetic.py",
-    "tests/test_clock.py",
-    "tests/test_clock_games.py",
-    "tests/test_engine_player.py",
+    "tests/seat/test_clock_edges.py",
+    "tests/seat/test_clock_arithmetic.py",
+    "tests/seat/test_clock.py",
+    "tests/seat/test_clock_games.py",
+    "tests/seat/test_engine_player.py",
 )
 STATS = (
-    "tests/test_stats.py",
-    "tests/test_stats_bounds.py",
-    "tests/test_stats_messages.py",
-    "tests/test_elo_mle.py",
-    "tests/test_standings_values.py",
-    "tests/test_stats_sprt_match.py",
-    "tests/test_match.py",
+    "tests/referee/test_stats.py",
+    "tests/referee/test_stats_bounds.py",
+    "tests/referee/test_stats_messages.py",
+    "tests/referee/test_elo_mle.py",
+    "tests/referee/test_standings_values.py",
+    "tests/referee/test_stats_sprt_match.py",
+    "tests/referee/test_match.py",
 )
-EXPERT = ("tests/test_expert_options.py", "tests/test_expert_play.py", "tests/test_expert.py")
+EXPERT = (
+    "tests/engines/test_expert_options.py",
+    "tests/engines/test_expert_play.py",
+    "tests/engines/test_expert.py",
+)
 
 
 def first(preferred: str, files: tuple[str, ...]) -> tuple[str, ...]:
@@ -119,7 +127,7 @@ BUGS: tuple[Bug, ...] = (
         "  # the referee's terminal, out of reach\n",
         "",
         "drops the cover of /dev/tty, thinking no descriptor of the terminal is passed anyway",
-        first("tests/test_sandbox.py", SANDBOX),
+        first("tests/seat/test_sandbox.py", SANDBOX),
     ),
     Bug(
         "sandbox-2",
@@ -186,7 +194,7 @@ BUGS: tuple[Bug, ...] = (
         "                self.order.remove(next(j for j in self.order if j.index == index))\n"
         "                yield self.done.pop(index)\n",
         "yields each game as soon as it finishes, not in job order",
-        first("tests/test_dask.py", DASK),
+        first("tests/referee/test_dask.py", DASK),
     ),
     Bug(
         "dask-3",
@@ -195,7 +203,7 @@ BUGS: tuple[Bug, ...] = (
         "            idle, self._idle = self._idle, []\n",
         "closes the idle engines at teardown but does not mark the pool closed, so a game that"
         " ends later puts its engines back, never to be closed",
-        first("tests/test_dask_plugin.py", DASK),
+        first("tests/referee/test_dask_plugin.py", DASK),
     ),
     # ------------------------------------------------------------------ the Python API
     Bug(
@@ -323,7 +331,7 @@ BUGS: tuple[Bug, ...] = (
         "                ignored.append(line)\n            left = deadline - time.monotonic()\n",
         "                ignored.append(line)\n            left = budget\n",
         "gives a decision its whole budget again after each ignored line",
-        first("tests/test_clock.py", CLOCK),
+        first("tests/seat/test_clock.py", CLOCK),
     ),
     Bug(
         "clock-3",
@@ -351,7 +359,7 @@ BUGS: tuple[Bug, ...] = (
         '                    if sprt.state != "continue":',
         '                    if sprt.state == "H1":',
         "stops a match when the SPRT accepts H1 only, never for H0",
-        first("tests/test_stats_sprt_match.py", STATS),
+        first("tests/referee/test_stats_sprt_match.py", STATS),
     ),
     Bug(
         "stats-3",

@@ -56,7 +56,7 @@ def compile_project() -> None:
     is set, or in the sandbox's read-only view of the project, none of them would write it,
     and each would compile every module it imports anew."""
     root = REAPER.parent.parent
-    for folder in ("ginproto", "referee", "engines", "tests/engines"):
+    for folder in ("ginproto", "referee", "engines", "tests/programs"):
         compileall.compile_dir(root / folder, quiet=1)
 
 

@@ -1,5 +1,5 @@
-"""Runs that tests/test_no_leftovers.py starts in a pytest of their own and kills with SIGKILL
-(not collected in the suite itself: the name does not start with ``test_``)."""
+"""Runs that tests/referee/test_no_leftovers.py starts in a pytest of their own and kills with
+SIGKILL (not collected in the suite itself: the name does not start with ``test_``)."""
 
 from __future__ import annotations
 

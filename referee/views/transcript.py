@@ -3,7 +3,7 @@
 The game is played by the referee's own ``EnginePlayer`` against two built-in engine
 processes, from a fixed seed, without a game clock (so every line is reproducible), and
 every line that crosses a pipe is written down in order. The first time each kind of line
-appears, a ``#`` comment says what it is. ``tests/test_spec.py`` regenerates the transcript
+appears, a ``#`` comment says what it is. ``tests/protocol/test_spec.py`` regenerates the transcript
 and fails if the spec's copy differs, so the spec cannot drift from the code.
 
 ``python -m referee.views.transcript`` prints it; ``--write`` updates spec/PROTOCOL.md.
