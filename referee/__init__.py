@@ -32,10 +32,10 @@ if TYPE_CHECKING:
         verify_tournament,
     )
     from referee.errors import RefereeError, ReportError
+    from referee.results.standings import TournamentStandings
     from referee.results.stats import EloInterval, MeanInterval, PairStats
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
-    from referee.scheduling.standings import TournamentStandings
     from referee.seat.clock import TimeControl, TimeControlError
     from referee.seat.player import EngineId, EngineSpec, EngineSpecError
     from referee.seat.preflight import EngineNotReady
@@ -67,7 +67,7 @@ _WHERE = {
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
-    "referee.scheduling.standings": ("TournamentStandings",),
+    "referee.results.standings": ("TournamentStandings",),
 }
 __all__ = [
     "ConfigError",

@@ -96,9 +96,9 @@ if TYPE_CHECKING:
     from ginproto.record import GameRecord
     from referee.results.integrity import StoreReport
     from referee.results.report import Standings
+    from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled, Store
     from referee.scheduling.backends import Backend, JobContext
-    from referee.scheduling.standings import TournamentStandings
     from referee.views.live import Address
     from referee.views.live_page import LivePage
 
@@ -658,7 +658,7 @@ def _play_tournament(
     on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
     """The games of `play_tournament`, in its open store."""
-    from referee.scheduling.standings import TournamentStandings
+    from referee.results.standings import TournamentStandings
     from referee.scheduling.tournament import run_tournament
 
     names = store.names

@@ -46,10 +46,10 @@ from referee.views.progress import Progress
 
 if TYPE_CHECKING:
     from referee.results.report import Standings
+    from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled, Store
     from referee.scheduling.jobs import GameJob
     from referee.scheduling.match import Played, Seats
-    from referee.scheduling.standings import TournamentStandings
 
 log = logging.getLogger(__name__)
 
@@ -645,7 +645,7 @@ def feed_tournament(state: LiveState, store: Store) -> Callable[[Scheduled, Game
     """Fill ``state`` with what ``store`` holds (the games finished in earlier runs too), and
     return the hook that adds each game of this run as it is stored."""
     from referee.results.report import summary_from_json
-    from referee.scheduling.standings import TournamentStandings
+    from referee.results.standings import TournamentStandings
 
     names = store.names
     games = list(store.games())
@@ -696,7 +696,7 @@ def feed_match(
     game (its record kept in memory, compressed, for the viewer)."""
     from ginproto.record import record_from_log, write_game
     from referee.results.report import summarize
-    from referee.scheduling.standings import TournamentStandings
+    from referee.results.standings import TournamentStandings
 
     rated = TournamentStandings(names)
     state.plan({job.index + 1: job.key for job in jobs}, seed)

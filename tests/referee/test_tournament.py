@@ -24,6 +24,7 @@ from ginproto.replay import verify_game
 from ginproto.rules import Rules, Variant
 from referee.cli import cli
 from referee.results.report import GameSummary
+from referee.results.standings import TournamentStandings, pairwise
 from referee.results.stats import ELO_PER_NAT
 from referee.results.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
 from referee.scheduling.backends import JobContext, LocalBackend, play_job
@@ -35,7 +36,6 @@ from referee.scheduling.config import (
     pairings,
 )
 from referee.scheduling.plan import job_of, plan
-from referee.scheduling.standings import TournamentStandings, pairwise
 from referee.scheduling.tournament import (
     SettingsChanged,
     open_tournament,
