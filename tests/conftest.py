@@ -1,6 +1,6 @@
-"""Test configuration: slow soak tests, and the fuzz tests' full counts, run under CI (CI=true)
-or with --slow; and the run's reaper (tests/reaper.py), which ends every process the run
-started when pytest ends, even by ``kill -9``."""
+"""Test configuration: the slow tests (ten seconds or more each), and the fuzz tests' full
+counts, run under CI (CI=true) or with --slow; and the run's reaper (tests/reaper.py), which
+ends every process the run started when pytest ends, even by ``kill -9``."""
 
 from __future__ import annotations
 
@@ -68,37 +68,12 @@ def _under_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-# The tests that take ten seconds or more (measured on the 2-core machine): they run first,
-# spread over the workers, so that none of them starts last and holds the run open while the
-# other workers have nothing left to do.
-LONG_TESTS = frozenset(
-    {
-        "test_live.py::test_stalled_clients_cannot_stop_the_run",
-        "test_tournament.py::test_kill_9_and_resume_gives_the_uninterrupted_results",
-        "test_no_leftovers.py::test_killing_the_run_during_a_dask_test_leaves_no_process",
-        "test_playouts.py::test_random_playouts_keep_every_invariant",
-        "test_sandbox_cpu.py::test_a_cpu_hog_no_longer_makes_its_opponent_time_out",
-        "test_expert.py::test_it_beats_random_play",
-        "test_sandbox.py::test_read_shows_an_engine_what_its_script_starts",
-        "test_replay.py::test_records_verify_clean_in_every_variant",
-        "test_melds.py::test_discard_deadwoods_matches_naive",
-        "test_html.py::test_two_hundred_games",
-        "test_protocol.py::test_random_token_lines_raise_only_protocol_errors",
-        "test_protocol.py::test_every_view_entry_and_result_of_a_game_round_trips",
-        "test_dask.py::test_a_tournament_gives_the_local_games",
-        "test_dask.py::test_a_match_gives_the_local_games",
-        "test_record.py::test_fuzz_mutated_records",
-        "test_expert.py::test_games_in_every_variant_have_no_fault",
-    }
-)
-
-
-def _is_long(item: pytest.Item) -> bool:
-    return item.nodeid.split("[")[0].rpartition("/")[2] in LONG_TESTS
-
-
+# A test marked slow takes ten seconds or more on the 2-core machine (pytest --durations shows
+# them): a developer's run skips it, CI=true and --slow run it, first of all and spread over the
+# workers, so that none of them starts last and holds the run open while the other workers have
+# nothing left to do.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not _is_long(item))  # stable: the rest keep their order
+    items.sort(key=lambda item: "slow" not in item.keywords)  # stable: the rest keep their order
     if config.getoption("--slow") or _under_ci():
         return
     skip = pytest.mark.skip(reason="slow: runs under CI=true or with --slow")

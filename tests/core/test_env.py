@@ -343,6 +343,7 @@ def _reference(
     return observation, mask
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("episode", ["hand", "game"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_observation_is_the_reference_encoding_of_the_cores_view(

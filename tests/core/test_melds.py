@@ -463,6 +463,7 @@ def test_large_groups() -> None:
     assert deadwood([c for c in DECK if c.suit < 2 and c.rank % 4 != 3]) == 10 + 10  # two kings
 
 
+@pytest.mark.slow
 def test_discard_deadwoods_matches_naive() -> None:
     hands = random_hands(8, 4000, 11) + dense_hands(9, 1500, [11])
     hands += [cards(t) for t in ADVERSARIAL if len(t.split()) == 11]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+import pytest
 from helpers import RULE_SETS, KnockerPlayer, RandomPlayer, thorough
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -177,6 +178,7 @@ def run_checked(rules: Rules, seed: int, knocker: bool) -> GameLog:
     return log
 
 
+@pytest.mark.slow
 @settings(
     max_examples=thorough(25, 10),
     deadline=None,

@@ -485,6 +485,7 @@ def test_fuzz_token_soup(picks: list[int]) -> None:
 GAMES_TEXT = [write_game(g) for g in loads(VALID)]
 
 
+@pytest.mark.slow
 @fuzz(thorough(2500, 500))
 @given(st.integers(0, 1), st.lists(st.integers(0, 1 << 20), min_size=1, max_size=8))
 def test_fuzz_mutated_records(which: int, edits: list[int]) -> None:

@@ -217,6 +217,7 @@ def test_a_seed_reproduces_a_game_move_for_move() -> None:
     assert _moves(5) == _moves(5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "variant", [Variant.STANDARD, Variant.OKLAHOMA, Variant.HOLLYWOOD, Variant.THREEHANDED]
 )
@@ -256,6 +257,7 @@ def test_the_model_of_a_waiting_opponent_plays_every_variant_the_same_twice(
     assert game() == game()
 
 
+@pytest.mark.slow
 def test_it_beats_random_play() -> None:
     wins = 0
     for key in range(6):

@@ -189,6 +189,7 @@ engine_messages: st.SearchStrategy[P.EngineMessage] = st.one_of(
 # Round trips
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(played_st())
 def test_every_view_entry_and_result_of_a_game_round_trips(played: Played) -> None:
@@ -490,6 +491,7 @@ def test_mutated_lines_raise_only_protocol_errors(
     _check_line(line)
 
 
+@pytest.mark.slow
 @settings(max_examples=thorough(2000, 400), deadline=None)
 @given(
     st.sampled_from(["", *sorted({line.split(" ")[0] for line in CORPUS})]),

@@ -275,7 +275,8 @@ def whole_cup_of_four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, A
 # The same games as a local run
 
 
-@pytest.mark.parametrize("kind", ["local", pytest.param("real", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["local", "real"])
 def test_a_tournament_gives_the_local_games(
     kind: str,
     tmp_path: Path,
@@ -297,7 +298,8 @@ def test_a_tournament_gives_the_local_games(
         assert text == "".join(t for _, t in store.records())
 
 
-@pytest.mark.parametrize("kind", [pytest.param("local", marks=pytest.mark.slow), "real"])
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["local", "real"])
 def test_a_match_gives_the_local_games(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, local_match: tuple[str, Any]
 ) -> None:

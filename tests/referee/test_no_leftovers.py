@@ -84,6 +84,7 @@ def test_killing_the_run_during_a_sandboxed_match_leaves_no_process() -> None:
     assert left == [], f"left behind: {left}"
 
 
+@pytest.mark.slow
 def test_killing_the_run_during_a_dask_test_leaves_no_process() -> None:
     pytest.importorskip("distributed")
     left = kill_while(

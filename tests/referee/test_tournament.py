@@ -487,6 +487,7 @@ def done_count(out: Path) -> int:
     raise AssertionError(f"{out}: the store stayed locked")
 
 
+@pytest.mark.slow
 def test_kill_9_and_resume_gives_the_uninterrupted_results(tmp_path: Path) -> None:
     """SIGKILL at random points: after a random number of further games (none included) and a
     random delay, so the kill lands in start-up, mid-game, or between a commit and the append

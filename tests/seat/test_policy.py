@@ -86,6 +86,7 @@ def test_a_policy_passes_ginref_check_in_the_default_sandbox(
     assert "all 20 checks passed" in result.output
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_policy_plays_a_match_against_expert_in_the_default_sandbox(
     tmp_path: Path, on_path: None

@@ -306,6 +306,7 @@ def _has(program: str) -> bool:
     return shutil.which(program) is not None
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_read_shows_an_engine_what_its_script_starts(tmp_path: Path) -> None:
     """A script that uses a folder the sandbox cannot know of (here it sources a file from

@@ -317,6 +317,7 @@ def _memory_cgroup_of(pid: int) -> Path:
 # ------------------------------------------------------------------------------- the hog
 
 
+@pytest.mark.slow
 @needs_sandbox
 @needs_cpu_cgroup
 def test_a_cpu_hog_no_longer_makes_its_opponent_time_out(tmp_path: Path) -> None:

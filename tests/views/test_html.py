@@ -544,6 +544,7 @@ def test_keyboard_alone(browser: Any, pages: dict[str, tuple[Path, list[Any]]]) 
 # Many games, and the match report.
 
 
+@pytest.mark.slow
 def test_two_hundred_games(browser: Any, tmp_path: Path) -> None:
     """Under 5 MB, and it opens (its load time is measured by bench/html.py)."""
     records = play("standard", 200, seed=9)

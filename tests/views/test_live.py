@@ -1004,6 +1004,7 @@ def test_a_loopback_address_is_not_warned_about(match_run: Served) -> None:
 STALLED = 1100
 
 
+@pytest.mark.slow
 def test_stalled_clients_cannot_stop_the_run(
     serve: Callable[..., Served], tmp_path: Path
 ) -> None:

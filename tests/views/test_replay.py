@@ -139,6 +139,7 @@ def check_corpus(path: Path, games: int, variants: set[Variant] | None = None) -
     assert "\nfault " in text  # faults were recorded and verified too
 
 
+@pytest.mark.slow
 def test_records_verify_clean_in_every_variant(tmp_path: Path) -> None:
     path = tmp_path / "corpus.rec"
     games = thorough(200, 80)
