@@ -2,7 +2,8 @@
 
 The names below are its Python API (docs/API.md), importable from ``referee`` itself:
 ``play_match`` and ``play_tournament`` run what ``ginref match`` and ``ginref tournament``
-run and return the results; ``RunningEngine.popen`` drives one engine process from your own
+run and return the results, their settings given as values (``Clock``, ``Sandbox``,
+``Outputs``); ``RunningEngine.popen`` drives one engine process from your own
 code (``Engine`` is its old name).
 They keep their meaning within a major version; every other module and name of the package
 is private and may change. Each name is imported on first use, so ``import referee`` costs
@@ -35,12 +36,13 @@ if TYPE_CHECKING:
     from referee.engines.engine import EngineId, EngineSpec, EngineSpecError
     from referee.engines.engine_api import Engine, RunningEngine
     from referee.engines.preflight import EngineNotReady
-    from referee.engines.sandbox import SandboxError, SandboxMode
+    from referee.engines.sandbox import Limits, SandboxError, SandboxMode
     from referee.errors import RefereeError, ReportError
     from referee.results.stats import EloInterval, MeanInterval, PairStats
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
     from referee.scheduling.standings import TournamentStandings
+    from referee.settings import Clock, Outputs, Sandbox
 
 _WHERE = {
     "referee.api": (
@@ -63,13 +65,15 @@ _WHERE = {
     "referee.engines.engine_api": ("Engine", "RunningEngine"),
     "referee.errors": ("RefereeError", "ReportError"),
     "referee.engines.preflight": ("EngineNotReady",),
-    "referee.engines.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.engines.sandbox": ("Limits", "SandboxError", "SandboxMode"),
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
     "referee.scheduling.standings": ("TournamentStandings",),
+    "referee.settings": ("Clock", "Outputs", "Sandbox"),
 }
 __all__ = [
+    "Clock",
     "ConfigError",
     "EloInterval",
     "Engine",
@@ -80,14 +84,17 @@ __all__ = [
     "EngineSpecError",
     "EngineStanding",
     "GameOutcome",
+    "Limits",
     "MatchInterrupted",
     "MatchResult",
     "MatchStart",
     "MeanInterval",
+    "Outputs",
     "PairStats",
     "RefereeError",
     "ReportError",
     "RunningEngine",
+    "Sandbox",
     "SandboxError",
     "SandboxMode",
     "SprtResult",
