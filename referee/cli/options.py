@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,9 +24,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _margin(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and 0 <= value <= 3600):
-        raise click.BadParameter("must be a number of seconds from 0 to 3600")
-    return value
+    """``--time-margin`` checked by `Clock`'s own check (``referee.settings``), worded for an
+    option."""
+    if value is None:
+        return None
+    from referee.engines.clock import TimeControlError
+    from referee.settings import MARGIN_MAX, clock_setting
+
+    try:
+        return float(clock_setting("time_margin", value))
+    except TimeControlError:
+        raise click.BadParameter(f"must be a number of seconds from 0 to {MARGIN_MAX}") from None
 
 
 def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
