@@ -3,9 +3,9 @@ as functions that return results instead of printing them.
 
 This is the one way through: ``ginref match`` and ``ginref tournament`` only read their options,
 call `play_match` and `play_tournament`, and print what the hooks and the results say. So each
-option of the command line is a parameter here (the sandbox's limits, network and readable
-paths, a Dask cluster, the HTML report, the live page...), and the same arguments give the same
-records and standings from either.
+option of the command line is a parameter here, or a field of a value one takes (``clock``, a
+`Clock`; ``sandbox``, a `Sandbox`; ``outputs``, `Outputs`: ``referee.settings``), and the same
+arguments give the same records and standings from either.
 
 ``play_match`` takes the engines (by built-in name, command line or `EngineSpec`), the variant
 and rules, games, seed, clock, duplicate deals, a record file, the sandbox, and runs

@@ -58,7 +58,7 @@ def clock_setting(name: str, value: object, what: str | None = None) -> Any:
     try:
         return _clock_setting(name, value, what)
     except TimeControlError as exc:
-        exc.setting = name  # type: ignore[attr-defined]  # which option, for the CLI
+        exc.setting = name  # which option, for the command line
         raise
 
 
@@ -228,10 +228,6 @@ class Sandbox:
     def readable(self) -> tuple[str, ...]:
         """The paths given to ``read`` (none where unset)."""
         return tuple(os.fspath(p) for p in self.read or ())
-
-    def over(self, base: Sandbox) -> Sandbox:
-        """This sandbox, ``base``'s settings where this one's are unset."""
-        return Sandbox(*(_given(self, base, f.name) for f in fields(self)))
 
 
 @dataclass(frozen=True, slots=True)

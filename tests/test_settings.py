@@ -102,7 +102,7 @@ def test_an_unset_setting_is_the_default_or_the_configs() -> None:
     assert Clock().startup == 10.0
     config = build_config({"engines": ENGINES, "tc": "60+1", "move_timeout": 3}, find_engines=False)
     assert config.clock == Clock("60+1", 3.0, 10.0, 0.1)
-    assert Clock(tc="inf").over(config.clock) == Clock("inf", 3.0, 10.0, 0.1)
+    assert Clock(tc="inf").over(config.clock) == Clock("inf", 3.0, 10.0, 0.1)  # unset: base
     assert Clock.of(TimeControl(12345678.5, 2.5, 4.0, 0.2)).control == TimeControl(
         12345678.5, 2.5, 4.0, 0.2
     )

@@ -166,7 +166,7 @@ def clock_value(
     try:
         return Clock(tc, move_timeout, startup_timeout, time_margin)
     except TimeControlError as exc:
-        option = "--" + getattr(exc, "setting", "tc").replace("_", "-")
+        option = "--" + (exc.setting or "tc").replace("_", "-")
         raise click.BadParameter(str(exc), param_hint=option) from None
 
 

@@ -34,7 +34,7 @@ from ginproto.rules import Rules
 from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
-from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
+from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.engines.engine import EngineSpec
 from referee.engines.outputs import UnsafeOutput, check_folder
 from referee.engines.sandbox import Limits, Policy, SandboxMode
@@ -643,16 +643,17 @@ def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
 
 
 def _tc_text(value: object, where: str) -> str:
+    """An engine's own game clock, checked by the `Clock`'s check, in its one text form."""
     try:
-        control = TimeControl.parse(_option_text(value))
+        return Clock(tc=clock_setting("tc", _option_text(value), where)).canonical().tc or ""
     except TimeControlError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    return "inf" if control.base is None else f"{control.base:g}+{control.increment:g}"
+        raise ConfigError(str(exc)) from None
 
 
 def _positive(value: float, where: str) -> float:
+    """An engine's own move timeout, checked by the `Clock`'s check."""
     try:
-        return duration(value, where)
+        return float(clock_setting("move_timeout", value, where))
     except TimeControlError as exc:
         raise ConfigError(str(exc)) from None
 
