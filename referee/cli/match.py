@@ -14,7 +14,6 @@ from ginproto.rules import Variant
 from ginproto.text import plural
 from referee.cli.interrupts import interrupts
 from referee.cli.options import (
-    CLOCK_OPTIONS,
     OUTPUT_FILE,
     OUTPUT_FOLDER,
     OUTPUTS_HELP,
@@ -38,7 +37,7 @@ from referee.errors import RefereeError, ReportError
 if TYPE_CHECKING:
     from referee.api import GameOutcome, MatchResult, MatchStart
     from referee.engines.engine import EngineSpec
-    from referee.settings import Clock, Outputs
+    from referee.settings import Outputs
     from referee.views.live import Address
 
 
@@ -161,7 +160,6 @@ class SprtNumber(click.ParamType[float]):
     is_flag=True,
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
-@as_value("clock", clock_value, *CLOCK_OPTIONS)
 @as_value("outputs", outputs_value, "record", "debug_log", "stderr_dir", "html_out")
 def match(
     engines: tuple[str, ...],
@@ -171,7 +169,10 @@ def match(
     seed: str | None,
     duplicate: bool,
     concurrency: int,
-    clock: Clock,
+    tc: str,
+    move_timeout: float,
+    startup_timeout: float,
+    time_margin: float,
     outputs: Outputs,
     sprt: tuple[float, float, float, float] | None,
     options: tuple[str, ...],
@@ -222,6 +223,7 @@ def match(
     box = Sandbox(
         sandbox_mode(sandbox, no_sandbox), engine_limits(limits, len(engines)), network, readable
     )
+    clock = clock_value(tc, move_timeout, startup_timeout, time_margin)
     _check_together(len(engines), sprt, dask, outputs.path("debug_log"), affinity)
     settings = {
         "rules": rules,
