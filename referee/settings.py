@@ -74,12 +74,15 @@ def _clock_setting(name: str, value: object, what: str | None) -> Any:
             raise TimeControlError(f"{what}: {exc}" if what else str(exc)) from None
         return value
     if name == "time_margin":
-        number = not isinstance(value, bool) and isinstance(value, int | float)
-        if not (number and math.isfinite(value) and 0 <= value <= MARGIN_MAX):  # type: ignore[arg-type, operator]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and 0 <= value <= MARGIN_MAX)
+        ):
             raise TimeControlError(
                 f"{what or _NAMES[name]} must be seconds from 0 to {MARGIN_MAX}, not {value}"
             )
-        return float(value)  # type: ignore[arg-type]
+        return float(value)
     return duration(value, what or _NAMES[name])
 
 
