@@ -96,6 +96,7 @@ from referee.settings import Clock, Outputs, Sandbox, deprecated_keywords
 # needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
+    from referee.cluster.backend import DaskCluster
     from referee.results.integrity import StoreReport
     from referee.results.report import Standings
     from referee.results.store import DirectoryLock, GameResult, Scheduled, Store
@@ -299,10 +300,8 @@ def play_match(
     on_over: Callable[[], None] | None = None,
     **deprecated: Any,
 ) -> MatchResult:
-    """Play a match between two engines (three for the three-player game), as ``ginref
-    match`` does, and return its result; docs/API.md says what each argument is. ``clock``,
-    ``sandbox`` and ``outputs`` are `Clock`, `Sandbox` and `Outputs` values (None: defaults);
-    the loose keywords they replace (``tc=``, ``record=``...) warn, for one minor version."""
+    """Play a match of two engines (three for the three-player game) as ``ginref match``
+    does, and return its result: docs/API.md says what each argument is."""
     given = deprecated_keywords("play_match", deprecated, clock, sandbox, outputs)
     time, box, out = given[0] or Clock(), given[1] or Sandbox(), given[2] or Outputs()
     count = len(engines)
@@ -319,21 +318,22 @@ def play_match(
     with ExitStack() as stack:
         if own_page:
             stack.callback(page.close)
-        runner: JobRunner = run_jobs
-        cluster = None
         try:
             specs = _sandboxed(specs, box, engine_limits, out)
             if page is not None:
                 page.open(event, "match")
-            if dask is not None:
-                from referee.cluster.backend import DaskCluster
-
-                cluster = stack.enter_context(DaskCluster(dask))
-                ids = cluster.check_engines(specs, time.control, time.startup)
-                specs = _named_on_cluster(ids, specs)
-                runner = cluster.run_jobs
+            specs, runner, cluster = _cluster(stack, dask, specs, time)
             config = _match_config(
-                specs, the_rules, games, seed, time, duplicate, concurrency, out, sprt, event,
+                specs,
+                the_rules,
+                games,
+                seed,
+                time,
+                duplicate,
+                concurrency,
+                out,
+                sprt,
+                event,
                 affinity,
             )
             _warn_affinity(match_cpu_plan(config), warn)
@@ -358,11 +358,30 @@ def _sandboxed(
     output files are made first, so that the sandbox hides them."""
     try:
         return sandboxed(
-            specs, box.chosen_mode, limits, bool(box.network), out.files,
-            [out.path("stderr_dir")], list(box.readable),
+            specs,
+            box.chosen_mode,
+            limits,
+            bool(box.network),
+            out.files,
+            [out.path("stderr_dir")],
+            list(box.readable),
         )
     except OSError as exc:
         raise OutputError.cannot_write(exc) from None
+
+
+def _cluster(
+    stack: ExitStack, dask: str | None, specs: tuple[EngineSpec, ...], clock: Clock
+) -> tuple[tuple[EngineSpec, ...], JobRunner, DaskCluster | None]:
+    """The engines and the runner of a match's games: local workers, or the ``dask``
+    cluster's (closed with ``stack``), every engine checked and named on its workers."""
+    if dask is None:
+        return specs, run_jobs, None
+    from referee.cluster.backend import DaskCluster
+
+    cluster = stack.enter_context(DaskCluster(dask))
+    ids = cluster.check_engines(specs, clock.control, clock.startup)
+    return _named_on_cluster(ids, specs), cluster.run_jobs, cluster
 
 
 def _match_config(
