@@ -208,9 +208,9 @@ BUGS: tuple[Bug, ...] = (
     # ------------------------------------------------------------------ the Python API
     Bug(
         "api-1",
-        "referee/api.py",
-        "tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout, time_margin)",
-        "tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout)",
+        "referee/settings.py",
+        "        return TimeControl.parse(self.tc or DEFAULT_TC, move=move, margin=margin)",
+        "        return TimeControl.parse(self.tc or DEFAULT_TC, move=move)",
         "forgets to pass time_margin on to the time control (the default margin is used)",
         API,
     ),
@@ -225,8 +225,8 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "api-3",
         "referee/api.py",
-        "            lock = DirectoryLock(directory)\n            lock.acquire()",
-        "            lock = DirectoryLock(directory)\n            pass",
+        "        lock = DirectoryLock(directory)\n        lock.acquire()",
+        "        lock = DirectoryLock(directory)\n        pass",
         "builds the directory lock but never takes it, so two runs may play one folder",
         API,
     ),
@@ -291,7 +291,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "tournament-1",
         "referee/scheduling/config.py",
-        '            "move_timeout": self.move_timeout,\n'
+        '            "move_timeout": self.clock.move_timeout,\n'
         '            "engines": [e.settings() for e in self.engines],',
         '            "engines": [e.settings() for e in self.engines],',
         "takes the move timeout for a run option, like the startup timeout, so a resume may"
@@ -336,7 +336,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "clock-3",
         "referee/seat/player.py",
-        "        self.clock = Clock(self.control)\n"
+        "        self.clock = PlayerClock(self.control)\n"
         "        self._pending_game = proto.NewGame(number, player, rules)",
         "        self._pending_game = proto.NewGame(number, player, rules)",
         "keeps an engine's game clock from one game to the next",

@@ -2,7 +2,8 @@
 
 The names below are its Python API (docs/API.md), importable from ``referee`` itself:
 ``play_match`` and ``play_tournament`` run what ``ginref match`` and ``ginref tournament``
-run and return the results; ``RunningEngine.popen`` drives one engine process from your own
+run and return the results, their settings given as values (``Clock``, ``Sandbox``,
+``Outputs``); ``RunningEngine.popen`` drives one engine process from your own
 code (``Engine`` is its old name).
 They keep their meaning within a major version; every other module and name of the package
 is private and may change. Each name is imported on first use, so ``import referee`` costs
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
     from referee.seat.player import EngineId, EngineSpec, EngineSpecError
     from referee.seat.preflight import EngineNotReady
     from referee.seat.running import Engine, RunningEngine
-    from referee.seat.sandbox import SandboxError, SandboxMode
+    from referee.seat.sandbox import Limits, SandboxError, SandboxMode
+    from referee.settings import Clock, Outputs, Sandbox
 
 _WHERE = {
     "referee.api": (
@@ -63,13 +65,15 @@ _WHERE = {
     "referee.seat.running": ("Engine", "RunningEngine"),
     "referee.errors": ("RefereeError", "ReportError"),
     "referee.seat.preflight": ("EngineNotReady",),
-    "referee.seat.sandbox": ("SandboxError", "SandboxMode"),
+    "referee.seat.sandbox": ("Limits", "SandboxError", "SandboxMode"),
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
     "referee.results.standings": ("TournamentStandings",),
+    "referee.settings": ("Clock", "Outputs", "Sandbox"),
 }
 __all__ = [
+    "Clock",
     "ConfigError",
     "EloInterval",
     "Engine",
@@ -80,14 +84,17 @@ __all__ = [
     "EngineSpecError",
     "EngineStanding",
     "GameOutcome",
+    "Limits",
     "MatchInterrupted",
     "MatchResult",
     "MatchStart",
     "MeanInterval",
+    "Outputs",
     "PairStats",
     "RefereeError",
     "ReportError",
     "RunningEngine",
+    "Sandbox",
     "SandboxError",
     "SandboxMode",
     "SprtResult",

@@ -3,9 +3,9 @@ as functions that return results instead of printing them.
 
 This is the one way through: ``ginref match`` and ``ginref tournament`` only read their options,
 call `play_match` and `play_tournament`, and print what the hooks and the results say. So each
-option of the command line is a parameter here (the sandbox's limits, network and readable
-paths, a Dask cluster, the HTML report, the live page...), and the same arguments give the same
-records and standings from either.
+option of the command line is a parameter here, or a field of a value one takes (``clock``, a
+`Clock`; ``sandbox``, a `Sandbox`; ``outputs``, `Outputs`: ``referee.settings``), and the same
+arguments give the same records and standings from either.
 
 ``play_match`` takes the engines (by built-in name, command line or `EngineSpec`), the variant
 and rules, games, seed, clock, duplicate deals, a record file, the sandbox, and runs
@@ -58,12 +58,12 @@ from referee.defaults import FOLDER_FILES
 from referee.errors import CannotServe, OutputError, ReportError
 from referee.outputs import (
     check_folder,
-    check_outputs,
     remove_if_empty,
     reserve_paths,
 )
 from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
 from referee.scheduling.config import (
+    CLOCK_KEYS,
     ConfigError,
     TournamentConfig,
     build_config,
@@ -84,20 +84,22 @@ from referee.scheduling.match import (
 from referee.scheduling.match import MatchInterrupted as _Interrupted
 from referee.scheduling.match import MatchResult as _Result
 from referee.scheduling.match import cpu_plan as match_cpu_plan
-from referee.seat.clock import DEFAULT_MARGIN, TimeControl
+from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec, sandboxed
 from referee.seat.preflight import preflight
 from referee.seat.running import OptionValue, option_pairs, option_text
 from referee.seat.sandbox import Limits, SandboxMode, start_warnings
+from referee.settings import Clock, Outputs, Sandbox, deprecated_keywords
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
+    from referee.cluster.backend import DaskCluster
     from referee.results.integrity import StoreReport
     from referee.results.report import Standings
     from referee.results.standings import TournamentStandings
-    from referee.results.store import GameResult, Scheduled, Store
+    from referee.results.store import DirectoryLock, GameResult, Scheduled, Store
     from referee.scheduling.backends import Backend, JobContext
     from referee.views.live import Address
     from referee.views.live_page import LivePage
@@ -279,24 +281,15 @@ def play_match(
     seed: int | str | None = None,
     concurrency: int = 1,
     duplicate: bool = False,
-    record: str | os.PathLike[str] | None = None,
-    tc: str | TimeControl = "120+1",
-    move_timeout: float = 10.0,
-    startup_timeout: float = 10.0,
-    time_margin: float = DEFAULT_MARGIN,
+    clock: Clock | None = None,
+    sandbox: Sandbox | SandboxMode | str | None = None,  # a mode: deprecated
+    outputs: Outputs | None = None,
     options: Mapping[str, OptionValue] | Sequence[Mapping[str, OptionValue]] | None = None,
     env: Mapping[str, str] | Sequence[Mapping[str, str]] | None = None,
     names: Sequence[str | None] | None = None,
     sprt: tuple[float, float, float, float] | None = None,
-    sandbox: str | SandboxMode = SandboxMode.AUTO,
-    limits: Limits | Mapping[str, OptionValue] | Sequence[Limits] | None = None,
-    network: bool = False,
-    read: Sequence[str | os.PathLike[str]] = (),
     affinity: bool = False,
-    debug_log: str | os.PathLike[str] | None = None,
-    stderr_dir: str | os.PathLike[str] | None = None,
     dask: str | None = None,
-    html: str | os.PathLike[str] | None = None,
     serve: Address | LivePage | None = None,
     event: str = "ginref match",
     on_start: Callable[[MatchStart], None] | None = None,
@@ -304,86 +297,43 @@ def play_match(
     on_warning: Warn | None = None,
     stop: Callable[[], bool] | None = None,
     on_over: Callable[[], None] | None = None,
+    **deprecated: Any,
 ) -> MatchResult:
-    """Play a match between two engines (three for the three-player game), as ``ginref
-    match`` does, and return its result.
-
-    ``engines``: built-in names (``"simple"``, ``"random"``, ``"expert"``, ``"js-simple"``),
-    command lines (``"python3 mybot.py"``, split as a shell would but never run through one),
-    or `EngineSpec` objects (``EngineSpec.parse("random", name="R", options=(("Seed", "7"),))``
-    for a name or options of its own). ``rules``: a `Rules`, or rule options by name
-    (``{"gin_bonus": 20}``) on top of ``variant`` (default: standard, or threehanded for three
-    engines). ``tc``: the game clock, ``"BASE+INC"`` in seconds or ``"inf"``. ``options`` and
-    ``env`` are set on every engine (``-o NAME=VALUE``, ``--env NAME=VALUE``), or given one
-    mapping per engine; ``names`` shows engine ``i`` under ``names[i]`` (None: its own name).
-    ``seed``: default a random one (in the result). ``record``: append each finished game's
-    record to this file. ``sandbox``: ``"auto"``, ``"require"`` or ``"off"``; ``limits``
-    (`Limits`, or ``{"memory": "1G"}``; one for all, or a sequence of `Limits` per engine),
-    ``network`` and ``read`` (paths every engine may read) shape it. ``affinity`` pins each
-    game's engines to CPUs of their own. ``dask``: a scheduler's address, or ``"local:N"``.
-    ``html``: write the match report there at the end. ``serve``: a live page of the match
-    (an `Address`, served for the length of the call, or a `LivePage` the caller keeps open).
-    The hooks are the module's (``on_start``, ``on_game``, ``on_warning``, ``stop``).
-    Ctrl-C raises `MatchInterrupted`, with the games finished before it.
-    """
+    """Play a match of two engines (three for the three-player game) as ``ginref match``
+    does, and return its result: docs/API.md says what each argument is."""
+    given = deprecated_keywords("play_match", deprecated, clock, sandbox, outputs)
+    time, box, out = given[0] or Clock(), given[1] or Sandbox(), given[2] or Outputs()
     count = len(engines)
-    _check_match(count, games, concurrency, sprt, dask, debug_log, affinity)
+    _check_match(count, games, concurrency, sprt, dask, out.debug_log, affinity)
     the_rules = _rules(variant, rules, count)
-    control = (
-        tc if isinstance(tc, TimeControl) else TimeControl.parse(tc, move_timeout, time_margin)
-    )
-    mode = SandboxMode(sandbox)
     specs = _specs(engines, options, env, names)
-    engine_limits = _engine_limits(limits, count)
+    engine_limits = box.engine_limits(count)
     warn = on_warning or _log_warning
     page, own_page = _page(serve)
-    for line in start_warnings(mode):  # SandboxError for "require" where it cannot run
+    for line in start_warnings(box.chosen_mode):  # SandboxError: "require" where it cannot run
         warn(line)
-    files = [_path(record), _path(debug_log)]
-    folders = [_path(stderr_dir)]
-    check_outputs(files, folders)  # UnsafeOutput (an OSError) before anything
-    made = [p for p in files if p and not os.path.lexists(p)]  # removed if no game is played
-    readable = [os.fspath(p) for p in read]
+    out.check()  # UnsafeOutput (an OSError) before anything
+    made = [p for p in out.files if p and not os.path.lexists(p)]  # removed if no game is played
     with ExitStack() as stack:
         if own_page:
             stack.callback(page.close)
-        runner: JobRunner = run_jobs
-        cluster = None
         try:
-            try:
-                specs = sandboxed(
-                    specs, mode, engine_limits, network, files, folders, readable
-                )
-            except OSError as exc:
-                raise OutputError.cannot_write(exc) from None
+            specs = _sandboxed(specs, box, engine_limits, out)
             if page is not None:
                 page.open(event, "match")
-            if dask is not None:
-                from referee.cluster.backend import DaskCluster
-
-                cluster = stack.enter_context(DaskCluster(dask))
-                ids = cluster.check_engines(specs, control, startup_timeout)
-                specs = _named_on_cluster(ids, specs)
-                runner = cluster.run_jobs
-            config = MatchConfig(
-                engines=specs,
-                rules=the_rules,
-                games=games,
-                seed=random_seed()
-                if seed is None
-                else _user_text(seed, SEED_LIMIT, "the seed")
-                if isinstance(seed, str)
-                else seed,
-                control=control,
-                duplicate=duplicate,
-                concurrency=concurrency,
-                startup_timeout=startup_timeout,
-                record=files[0],
-                debug_log=files[1],
-                stderr_dir=folders[0],
-                sprt=sprt,
-                event=event,
-                affinity=affinity,
+            specs, runner, cluster = _cluster(stack, dask, specs, time)
+            config = _match_config(
+                specs,
+                the_rules,
+                games,
+                seed,
+                time,
+                duplicate,
+                concurrency,
+                out,
+                sprt,
+                event,
+                affinity,
             )
             _warn_affinity(match_cpu_plan(config), warn)
             display = engine_names(config, check=cluster is None)
@@ -394,10 +344,79 @@ def play_match(
             remove_if_empty(made)
             raise
         return _play_match(
-            config, display, runner, page, cluster is None, made, _path(html),
+            config, display, runner, page, cluster is None, made, out.path("html"),
             None if cluster is None else cluster.describe(), on_start, on_game, stop,
             on_over,
         )
+
+
+def _sandboxed(
+    specs: tuple[EngineSpec, ...], box: Sandbox, limits: list[Limits] | None, out: Outputs
+) -> tuple[EngineSpec, ...]:
+    """The engines with their sandbox policies (``referee.seat.player.sandboxed``): the
+    output files are made first, so that the sandbox hides them."""
+    try:
+        return sandboxed(
+            specs,
+            box.chosen_mode,
+            limits,
+            bool(box.network),
+            out.files,
+            [out.path("stderr_dir")],
+            list(box.readable),
+        )
+    except OSError as exc:
+        raise OutputError.cannot_write(exc) from None
+
+
+def _cluster(
+    stack: ExitStack, dask: str | None, specs: tuple[EngineSpec, ...], clock: Clock
+) -> tuple[tuple[EngineSpec, ...], JobRunner, DaskCluster | None]:
+    """The engines and the runner of a match's games: local workers, or the ``dask``
+    cluster's (closed with ``stack``), every engine checked and named on its workers."""
+    if dask is None:
+        return specs, run_jobs, None
+    from referee.cluster.backend import DaskCluster
+
+    cluster = stack.enter_context(DaskCluster(dask))
+    ids = cluster.check_engines(specs, clock.control, clock.startup)
+    return _named_on_cluster(ids, specs), cluster.run_jobs, cluster
+
+
+def _match_config(
+    specs: tuple[EngineSpec, ...],
+    rules: Rules,
+    games: int,
+    seed: int | str | None,
+    clock: Clock,
+    duplicate: bool,
+    concurrency: int,
+    outputs: Outputs,
+    sprt: tuple[float, float, float, float] | None,
+    event: str,
+    affinity: bool,
+) -> MatchConfig:
+    """The `MatchConfig` of `play_match`'s settings (a random seed where none is given)."""
+    return MatchConfig(
+        engines=specs,
+        rules=rules,
+        games=games,
+        seed=random_seed()
+        if seed is None
+        else _user_text(seed, SEED_LIMIT, "the seed")
+        if isinstance(seed, str)
+        else seed,
+        control=clock.control,
+        duplicate=duplicate,
+        concurrency=concurrency,
+        startup_timeout=clock.startup,
+        record=outputs.path("record"),
+        debug_log=outputs.path("debug_log"),
+        stderr_dir=outputs.path("stderr_dir"),
+        sprt=sprt,
+        event=event,
+        affinity=affinity,
+    )
 
 
 def _check_match(
@@ -406,7 +425,7 @@ def _check_match(
     concurrency: int,
     sprt: tuple[float, float, float, float] | None,
     dask: str | None,
-    debug_log: str | os.PathLike[str] | None,
+    debug_log: object,
     affinity: bool,
 ) -> None:
     """`play_match`'s ``ValueError`` for arguments that cannot be used together."""
@@ -527,7 +546,6 @@ def play_tournament(
     *,
     output: str | os.PathLike[str] | None = None,
     resume: bool | str | os.PathLike[str] = False,
-    stderr_dir: str | os.PathLike[str] | None = None,
     format: str | None = None,  # the config's key, and ginref's option
     variant: str | Variant | None = None,
     rules: Mapping[str, OptionValue] | None = None,
@@ -535,94 +553,47 @@ def play_tournament(
     seed: int | str | None = None,
     duplicate: bool | None = None,
     concurrency: int | None = None,
-    tc: str | None = None,
-    move_timeout: float | None = None,
-    startup_timeout: float | None = None,
-    time_margin: float | None = None,
+    clock: Clock | None = None,
+    sandbox: Sandbox | SandboxMode | str | None = None,  # a mode: deprecated
+    outputs: Outputs | None = None,
     event: str | None = None,
     dask: str | None = None,
-    sandbox: str | SandboxMode | None = None,
     affinity: bool | None = None,
-    html: str | os.PathLike[str] | None = None,
     serve: Address | LivePage | None = None,
     on_start: Callable[[TournamentStart], None] | None = None,
     on_game: Callable[[Scheduled, GameResult], None] | None = None,
     on_warning: Warn | None = None,
     stop: Callable[[], bool] | None = None,
     on_over: Callable[[], None] | None = None,
+    **deprecated: Any,
 ) -> TournamentStandings:
-    """Play a tournament (round-robin or gauntlet) and return its standings, as ``ginref
-    tournament`` does.
-
-    ``config``: a `TournamentConfig`, the path of a TOML file as ``ginref tournament`` reads
-    it, or a table of the same shape (``{"games": 2, "engines": [{"name": "S", "command":
-    "simple"}, ...]}``; its relative paths are from the current directory); None to resume
-    from the settings stored. The store and the records go to ``output``, else the config's
-    ``output``. ``resume``: continue the tournament stored there (True), or in the folder
-    given (the same settings; the stored seed when the config has none). A seed the config
-    leaves out is chosen at random and stored. The keywords from ``format`` to ``affinity``
-    override the config's settings of the same name (not with a `TournamentConfig`, which is
-    used as it is). ``html``: write the report there at the end. ``serve``: a live page (an
-    `Address`, or a `LivePage` the caller keeps open). ``on_game`` is called with each
-    game's schedule entry and result; the other hooks are the module's. When ``stop`` ends
-    the run early, the standings are those of the games stored (``standings.played`` of
-    ``standings.scheduled``); resume to play the rest. ``on_over`` is called as soon as no
-    game is being played any more (all played, or the run stopped), within the reach of the
-    Ctrl-C handling of the games: a ``KeyboardInterrupt`` before it returns still ends in
-    `TournamentInterrupted`, with the standings.
-
-    Raises ``ConfigError`` for a config that cannot be used, ``StoreError`` for an output
-    folder that holds another tournament (or, on resume, none, or other settings),
-    `EngineNotReady` when an engine fails its check before game 1, `TournamentInterrupted`
-    for Ctrl-C during the games, ``OSError`` for files.
-    """
-    overrides = {
-        key: value
-        for key, value in {
-            "format": format,
-            "variant": None if variant is None else str(variant),
-            "rules": dict(rules) if rules else None,
-            "games": games,
-            "seed": seed,
-            "duplicate": duplicate,
-            "concurrency": concurrency,
-            "tc": tc,
-            "move_timeout": move_timeout,
-            "startup_timeout": startup_timeout,
-            "time_margin": time_margin,
-            "event": event,
-            "dask": dask,
-            "sandbox": None if sandbox is None else SandboxMode(sandbox),
-            "affinity": affinity,
-        }.items()
-        if value is not None
-    }
+    """Play a tournament (round-robin or gauntlet) from ``config`` (a `TournamentConfig`, a
+    TOML file, a table, or None to resume the one stored), as ``ginref tournament`` does, and
+    return its standings; docs/API.md says what each argument is. The keywords from
+    ``format`` to ``affinity`` override the config's settings (a `Clock`'s, those it sets)."""
+    allowed = (*CLOCK_KEYS, "stderr_dir", "html")
+    given = deprecated_keywords("play_tournament", deprecated, clock, sandbox, outputs, allowed)
+    out = _tournament_outputs(given[2])
+    overrides = _overrides(format, variant, rules, games, seed, duplicate, concurrency, event)
+    overrides |= _settings_overrides(given[0], given[1], dask, affinity)  # checked by the config
     resuming = resume is not False
     cfg, directory, source = _tournament_config(config, output, resume, overrides)
     warn = on_warning or _log_warning
-    for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
+    for line in start_warnings(cfg.sandbox.chosen_mode):  # SandboxError: "require", cannot run
         warn(line)
-    from referee.results.store import DirectoryLock
     from referee.scheduling.backends import JobContext, cpu_plan
     from referee.scheduling.tournament import open_tournament
 
     _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
-    errors = _path(stderr_dir)
-    check_outputs(folders=[errors])  # UnsafeOutput (an OSError) before anything is made
+    errors = out.path("stderr_dir")
+    out.check()  # UnsafeOutput (an OSError) before anything is made
     page, own_page = _page(serve)
     with ExitStack() as stack:
         if own_page:
             stack.callback(page.close)
         if page is not None:
             page.open(cfg.event, "tournament")
-        try:
-            os.makedirs(directory, exist_ok=True)
-            if errors:
-                os.makedirs(errors, exist_ok=True)
-            lock = DirectoryLock(directory)
-            lock.acquire()  # StoreBusy while another run plays there
-        except OSError as exc:
-            raise OutputError(str(exc)) from None
+        lock = _locked(directory, errors)  # StoreBusy while another run plays there
         try:
             if not resuming and cfg.dask is None:
                 # before the store is created: a new run is not started at all
@@ -636,11 +607,84 @@ def play_tournament(
             backend, where = _backend(cfg, JobContext.of(cfg, errors, hidden), stack, watch)
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
-                    store, cfg, backend, directory, resuming, where, page, _path(html),
+                    store, cfg, backend, directory, resuming, where, page, out.path("html"),
                     on_start, on_game, stop, on_over,
                 )
         finally:
             lock.release()
+
+
+def _locked(directory: str, errors: str | None) -> DirectoryLock:
+    """The tournament's folder (and its stderr folder) made, and locked for this run."""
+    from referee.results.store import DirectoryLock
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if errors:
+            os.makedirs(errors, exist_ok=True)
+        lock = DirectoryLock(directory)
+        lock.acquire()  # StoreBusy while another run plays there
+    except OSError as exc:
+        raise OutputError(str(exc)) from None
+    return lock
+
+
+def _tournament_outputs(outputs: Outputs | None) -> Outputs:
+    """`play_tournament`'s outputs: its records go to its folder, not to files of their own."""
+    outputs = outputs or Outputs()
+    if outputs.record is not None or outputs.debug_log is not None:
+        raise ValueError(
+            "a tournament keeps its records in its output folder, and no debug log:"
+            " give outputs=Outputs(stderr_dir=..., html=...)"
+        )
+    return outputs
+
+
+def _overrides(
+    fmt: str | None,
+    variant: str | Variant | None,
+    rules: Mapping[str, OptionValue] | None,
+    games: int | None,
+    seed: int | str | None,
+    duplicate: bool | None,
+    concurrency: int | None,
+    event: str | None,
+) -> dict[str, Any]:
+    """`play_tournament`'s keywords that override the config's keys of the same name."""
+    given = {
+        "format": fmt,
+        "variant": None if variant is None else str(variant),
+        "rules": dict(rules) if rules else None,
+        "games": games,
+        "seed": seed,
+        "duplicate": duplicate,
+        "concurrency": concurrency,
+        "event": event,
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _settings_overrides(
+    clock: Clock | None, sandbox: Sandbox | None, dask: str | None, affinity: bool | None
+) -> dict[str, Any]:
+    """The config's keys that the `Clock` and `Sandbox` given set, and ``dask`` and
+    ``affinity``: each one checked again where the config's keys are."""
+    out: dict[str, Any] = {} if clock is None else clock.settings()
+    if sandbox is not None:
+        if sandbox.limits is not None and sandbox.shared_limits is None:
+            raise ValueError(
+                "a tournament's sandbox limits are for every engine (one engine's go in its"
+                " [[engines]] table)"
+            )
+        if sandbox.mode is not None:
+            out["sandbox"] = str(sandbox.mode)
+        if sandbox.shared_limits is not None:
+            out["limits"] = sandbox.shared_limits.settings()
+        if sandbox.network is not None:
+            out["network"] = sandbox.network
+        if sandbox.read is not None:
+            out["read"] = [os.path.abspath(p) for p in sandbox.readable]
+    return out | {k: v for k, v in (("dask", dask), ("affinity", affinity)) if v is not None}
 
 
 def _play_tournament(
@@ -860,18 +904,6 @@ def _user_text(text: str, limit: int, what: str) -> str:
     if why is not None:
         raise ValueError(why)
     return text
-
-
-def _engine_limits(
-    limits: Limits | Mapping[str, OptionValue] | Sequence[Limits] | None, count: int
-) -> list[Limits] | None:
-    """Each engine's sandbox limits (None: the defaults)."""
-    if limits is None:
-        return None
-    return [
-        item if isinstance(item, Limits) else Limits().updated(item)
-        for item in _per_engine(limits, count, "limits")
-    ]
 
 
 def _page(serve: Address | LivePage | None) -> tuple[Any, bool]:

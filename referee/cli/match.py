@@ -18,9 +18,12 @@ from referee.cli.options import (
     OUTPUT_FOLDER,
     OUTPUTS_HELP,
     affinity_option,
+    as_value,
+    clock_value,
     dask_option,
     engine_limits,
     env_option,
+    outputs_value,
     parse_engines,
     parse_rules,
     parse_seed,
@@ -33,7 +36,8 @@ from referee.errors import RefereeError, ReportError
 
 if TYPE_CHECKING:
     from referee.api import GameOutcome, MatchResult, MatchStart
-    from referee.seat.clock import TimeControl
+    from referee.seat.player import EngineSpec
+    from referee.settings import Outputs
     from referee.views.live import Address
 
 
@@ -156,6 +160,7 @@ class SprtNumber(click.ParamType[float]):
     is_flag=True,
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
+@as_value("outputs", outputs_value, "record", "debug_log", "stderr_dir", "html_out")
 def match(
     engines: tuple[str, ...],
     variant: str | None,
@@ -168,9 +173,7 @@ def match(
     move_timeout: float,
     startup_timeout: float,
     time_margin: float,
-    record: str | None,
-    debug_log: str | None,
-    stderr_dir: str | None,
+    outputs: Outputs,
     sprt: tuple[float, float, float, float] | None,
     options: tuple[str, ...],
     env: tuple[str, ...],
@@ -185,7 +188,6 @@ def match(
     dask: str | None,
     quiet: bool,
     verbose: bool = False,
-    html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
 ) -> None:
@@ -207,11 +209,10 @@ def match(
     (exit 130).
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
-    from referee import api
+    from referee.seat.diagnose import quote_hint
+    from referee.settings import Sandbox
 
     check_serve(serve, serve_for)
-    from referee.seat.diagnose import quote_hint
-
     unquoted = quote_hint(engines, "match")
     if unquoted is not None:
         raise click.UsageError(unquoted)
@@ -219,36 +220,49 @@ def match(
         raise click.UsageError("give two engines (or three for the three-player game)")
     rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value
     specs = parse_engines(engines, options, names, env)
-    mode = sandbox_mode(sandbox, no_sandbox)
-    engine_limit = engine_limits(limits, len(engines))
-    control = _time_control(tc, move_timeout, time_margin)
-    _check_together(len(engines), sprt, dask, debug_log, affinity)
+    box = Sandbox(
+        sandbox_mode(sandbox, no_sandbox), engine_limits(limits, len(engines)), network, readable
+    )
+    clock = clock_value(tc, move_timeout, startup_timeout, time_margin)
+    _check_together(len(engines), sprt, dask, outputs.path("debug_log"), affinity)
+    settings = {
+        "rules": rules,
+        "games": games,
+        "seed": parse_seed(seed),
+        "concurrency": concurrency,
+        "duplicate": duplicate,
+        "clock": clock,
+        "sandbox": box,
+        "outputs": outputs,
+        "sprt": sprt,
+        "affinity": affinity,
+        "dask": dask,
+    }
+    _play(specs, settings, _Progress(games, quiet, verbose), as_json, serve, serve_for)
+
+
+def _play(
+    specs: tuple[EngineSpec, ...],
+    settings: dict[str, Any],
+    shown: _Progress,
+    as_json: bool,
+    serve: Address | None,
+    serve_for: float | None,
+) -> None:
+    """Play the match (`referee.api.play_match` with ``settings``), showing its progress,
+    then print its results; a live page stays up after it with ``serve``."""
+    from referee import api
+
+    games, verbose = shown.games, shown.verbose
+    record = settings["outputs"].path("record")
     live = None if serve is None else Live(serve)
-    shown = _Progress(games, quiet, verbose)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
     with interrupts(defer_first=False) as signals:
         try:
             result = api.play_match(
                 specs,
-                rules=rules,
-                games=games,
-                seed=parse_seed(seed),
-                concurrency=concurrency,
-                duplicate=duplicate,
-                record=record,
-                tc=control,
-                startup_timeout=startup_timeout,
-                sprt=sprt,
-                sandbox=mode,
-                limits=engine_limit,
-                network=network,
-                read=readable,
-                affinity=affinity,
-                debug_log=debug_log,
-                stderr_dir=stderr_dir,
-                dask=dask,
-                html=html_out,
+                **settings,
                 serve=None if live is None else live.page,
                 on_start=shown.start,
                 on_game=shown.game,
@@ -276,15 +290,6 @@ def match(
             raise click.exceptions.Exit(128 + signals.signum)
         if live is not None:
             live.stay(signals, serve_for)
-
-
-def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
-    from referee.seat.clock import TimeControl, TimeControlError
-
-    try:
-        return TimeControl.parse(tc, move=move_timeout, margin=time_margin)
-    except TimeControlError as exc:
-        raise click.BadParameter(str(exc), param_hint="--tc") from None
 
 
 def _check_together(

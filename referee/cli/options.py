@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,14 +18,23 @@ if TYPE_CHECKING:
     from ginproto.rules import Rules
     from referee.seat.player import EngineSpec
     from referee.seat.sandbox import Limits
+    from referee.settings import Clock, Outputs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _margin(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and 0 <= value <= 3600):
-        raise click.BadParameter("must be a number of seconds from 0 to 3600")
-    return value
+    """``--time-margin`` checked by `Clock`'s own check (``referee.settings``), worded for an
+    option."""
+    if value is None:
+        return None
+    from referee.seat.clock import TimeControlError
+    from referee.settings import MARGIN_MAX, clock_setting
+
+    try:
+        return float(clock_setting("time_margin", value))
+    except TimeControlError:
+        raise click.BadParameter(f"must be a number of seconds from 0 to {MARGIN_MAX}") from None
 
 
 def margin_option(default: float | None = DEFAULT_MARGIN) -> Callable[[F], F]:
@@ -121,6 +130,54 @@ def timeout_options(move_default: float = 10.0) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+def as_value(name: str, build: Callable[..., Any], *keys: str) -> Callable[[F], F]:
+    """Hand the command its options ``keys`` as one value, ``build(*their values)``, under
+    ``name``: a `Clock`, `Outputs`, as ``referee.api`` takes them. Put it below the options'
+    own decorators (nearest the function)."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            kwargs[name] = build(*(kwargs.pop(key) for key in keys))
+            return command(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+CLOCK_OPTIONS = ("tc", "move_timeout", "startup_timeout", "time_margin")
+
+
+def clock_value(
+    tc: str | None,
+    move_timeout: float | None,
+    startup_timeout: float | None,
+    time_margin: float | None,
+) -> Clock:
+    """The `Clock` of ``--tc``, ``--move-timeout``, ``--startup-timeout`` and
+    ``--time-margin`` (None: not given). The others are parsed as seconds, so checked, as
+    the command line is read; the `Clock` refuses a bad ``--tc``."""
+    from referee.seat.clock import TimeControlError
+    from referee.settings import Clock
+
+    try:
+        return Clock(tc, move_timeout, startup_timeout, time_margin)
+    except TimeControlError as exc:
+        option = "--" + (exc.setting or "tc").replace("_", "-")
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def outputs_value(
+    record: str | None, debug_log: str | None, stderr_dir: str | None, html: str | None
+) -> Outputs:
+    """The `Outputs` of ``--record``, ``--debug-log``, ``--stderr-dir`` and ``--html``
+    (each checked as the command line is read, `OutputPath`)."""
+    from referee.settings import Outputs
+
+    return Outputs(record, debug_log, stderr_dir, html)
 
 
 def env_option(numbered: bool) -> Callable[[F], F]:

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -20,14 +20,18 @@ from ginproto.rules import Variant
 from ginproto.text import plural
 from referee.cli.interrupts import interrupts
 from referee.cli.options import (
+    CLOCK_OPTIONS,
     OUTPUT_FILE,
     OUTPUT_FOLDER,
     OUTPUTS_HELP,
     SECONDS,
     OutputPath,
     affinity_option,
+    as_value,
+    clock_value,
     dask_option,
     margin_option,
+    outputs_value,
     rule_items,
     sandbox_mode,
     sandbox_options,
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from referee import api
     from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled
+    from referee.settings import Clock, Outputs
     from referee.views.faults import Forfeit
     from referee.views.live import Address
 
@@ -96,6 +101,12 @@ Example config (every key but the engines has a default):
 
 
 TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
+
+
+def _outputs(stderr_dir: str | None, html: str | None) -> Outputs:
+    """The `Outputs` of ``--stderr-dir`` and ``--html``: a tournament's records are kept in
+    its folder."""
+    return outputs_value(None, None, stderr_dir, html)
 
 
 @click.command(epilog=EXAMPLE + "\n" + OUTPUTS_HELP)
@@ -170,6 +181,8 @@ TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
     is_flag=True,
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
+@as_value("clock", clock_value, *CLOCK_OPTIONS)
+@as_value("outputs", _outputs, "stderr_dir", "html_out")
 def tournament(
     config: str | None,
     resume: str | None,
@@ -180,13 +193,10 @@ def tournament(
     seed: str | None,
     duplicate: bool | None,
     concurrency: int | None,
-    tc: str | None,
-    move_timeout: float | None,
-    startup_timeout: float | None,
-    time_margin: float | None,
+    clock: Clock,
     event: str | None,
     output: str | None,
-    stderr_dir: str | None,
+    outputs: Outputs,
     verify: str | None,
     dask: str | None,
     sandbox: str | None,
@@ -195,7 +205,6 @@ def tournament(
     as_json: bool,
     quiet: bool,
     verbose: bool,
-    html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
 ) -> None:
@@ -225,47 +234,59 @@ def tournament(
     the replay viewer. The page stays up after the last game until Ctrl-C, or for
     --serve-for SECONDS (0: the command ends with the run, as it does without --serve).
     """
+    from referee.settings import Sandbox
+
+    _check_folders(config, resume, output, verify, serve, serve_for)
+    if verify is not None:
+        _verify(verify)
+        return
+    mode = None if sandbox is None and not no_sandbox else sandbox_mode(sandbox, no_sandbox)
+    settings = {  # the config's settings these override
+        "format": fmt,
+        "variant": variant,
+        "rules": rule_items(rule) or None,
+        "games": games,
+        "seed": None if seed is None else seed_value(seed),
+        "duplicate": duplicate,
+        "concurrency": concurrency,
+        "clock": clock,
+        "sandbox": Sandbox(mode),
+        "outputs": outputs,
+        "event": event,
+        "dask": dask,
+        "affinity": affinity,
+    }
+    where = {"output": output, "resume": False if resume is None else resume}
+    _run(config, where | settings, _Progress(quiet, verbose=verbose), as_json, serve, serve_for)
+
+
+def _run(
+    config: str | None,
+    arguments: dict[str, Any],
+    shown: _Progress,
+    as_json: bool,
+    serve: Address | None,
+    serve_for: float | None,
+) -> None:
+    """Play the tournament (`referee.api.play_tournament` with ``arguments``), showing its
+    progress, then print its standings; a live page stays up after it with ``serve``."""
     import sqlite3
 
     from referee import api
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError
 
-    _check_folders(config, resume, output, verify, serve, serve_for)
-    if verify is not None:
-        _verify(verify)
-        return
     live = None if serve is None else Live(serve)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
     with interrupts(defer_first=True) as signals:
-        shown = _Progress(quiet, on_last=signals.over, verbose=verbose)
+        shown.on_last = signals.over
         try:
             standings = api.play_tournament(
                 config,
-                output=output,
-                resume=False if resume is None else resume,
-                stderr_dir=stderr_dir,
-                format=fmt,
-                variant=variant,
-                rules=rule_items(rule) or None,
-                games=games,
-                seed=None if seed is None else seed_value(seed),
-                duplicate=duplicate,
-                concurrency=concurrency,
-                tc=tc,
-                move_timeout=move_timeout,
-                startup_timeout=startup_timeout,
-                time_margin=time_margin,
-                event=event,
-                dask=dask,
-                sandbox=None
-                if sandbox is None and not no_sandbox
-                else sandbox_mode(sandbox, no_sandbox),
-                affinity=affinity,
-                html=html_out,
+                **arguments,
                 serve=None if live is None else live.page,
                 on_start=shown.start,
                 on_game=shown.game,

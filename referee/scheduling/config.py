@@ -22,10 +22,11 @@ import re
 import shlex
 import shutil
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
@@ -34,9 +35,16 @@ from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, prin
 from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.outputs import UnsafeOutput, check_folder
-from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
+from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.seat.player import EngineSpec
 from referee.seat.sandbox import Limits, Policy, SandboxMode
+from referee.settings import (
+    DEFAULT_TC,
+    Clock,
+    Sandbox,
+    clock_setting,
+    sandbox_mode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,10 @@ DEFAULT_EVENT: Final = "ginref tournament"
 MAX_GAMES: Final = 100_000
 """The most games a tournament may schedule in all. Its store lists every game from the start,
 so a count beyond any run would only keep the referee writing the list while the disk fills."""
+
+
+T = TypeVar("T")
+CLOCK_KEYS: Final = ("tc", "move_timeout", "startup_timeout", "time_margin")
 
 
 class ConfigError(ValueError):
@@ -76,8 +88,6 @@ class _Problems:
         if self.found:
             lines = "\n".join(f"  - {p.removeprefix(self.where)}" for p in self.found)
             raise ConfigError(f"{self.where}{len(self.found)} problems:\n{lines}")
-
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +148,26 @@ class EngineEntry:
         return out
 
 
+def _moved(old: str, new: str) -> Any:
+    """A read-only attribute of `TournamentConfig` under its old name: ``new``'s value, with
+    a ``DeprecationWarning``."""
+    group, field = new.split(".")
+
+    def get(self: TournamentConfig) -> Any:
+        warnings.warn(
+            f"TournamentConfig.{old} is deprecated: read TournamentConfig.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(getattr(self, group), field)
+
+    return property(get, doc=f"Deprecated: ``{new}``.")
+
+
 @dataclass(frozen=True, slots=True)
 class TournamentConfig:
-    """A checked tournament config. See ``settings()`` for what a resume must keep."""
+    """A checked tournament config. See ``settings()`` for what a resume must keep.
+    ``clock`` and ``sandbox`` have every setting set (the config's, else the default)."""
 
     engines: tuple[EngineEntry, ...]
     format: str = "round-robin"
@@ -148,18 +175,14 @@ class TournamentConfig:
     games: int = 2
     seed: int | str | None = None  # None until chosen: at random, or the stored one on resume
     duplicate: bool = False
-    tc: str = "120+1"
-    move_timeout: float = 10.0
+    clock: Clock = dataclasses.field(default_factory=lambda: Clock().canonical())
     event: str = DEFAULT_EVENT
     concurrency: int = 1
-    startup_timeout: float = 10.0
     output: str | None = None
-    time_margin: float = DEFAULT_MARGIN
     dask: str | None = None  # a Dask scheduler's address, or local:N; None: local workers
-    sandbox: SandboxMode = SandboxMode.AUTO
-    limits: Limits = dataclasses.field(default_factory=Limits)
-    network: bool = False
-    readable: tuple[str, ...] = ()  # more paths every sandboxed engine may read
+    sandbox: Sandbox = dataclasses.field(
+        default_factory=lambda: Sandbox(SandboxMode.AUTO, Limits(), False, ())
+    )
     affinity: bool = False  # pin each local worker's engines to CPUs of their own
 
     def settings(self) -> dict[str, Any]:
@@ -177,8 +200,8 @@ class TournamentConfig:
             "games": self.games,
             "seed": self.seed,
             "duplicate": self.duplicate,
-            "tc": self.tc,
-            "move_timeout": self.move_timeout,
+            "tc": self.clock.tc,
+            "move_timeout": self.clock.move_timeout,
             "engines": [e.settings() for e in self.engines],
         }
 
@@ -186,12 +209,12 @@ class TournamentConfig:
         """Options free to change from run to run."""
         return {
             "concurrency": self.concurrency,
-            "startup_timeout": self.startup_timeout,
-            "time_margin": self.time_margin,
-            "sandbox": str(self.sandbox),
-            "limits": self.limits.settings(),
-            "network": self.network,
-            "read": list(self.readable),
+            "startup_timeout": self.clock.startup_timeout,
+            "time_margin": self.clock.time_margin,
+            "sandbox": str(self.sandbox.chosen_mode),
+            "limits": (self.sandbox.shared_limits or Limits()).settings(),
+            "network": bool(self.sandbox.network),
+            "read": list(self.sandbox.readable),
             "affinity": self.affinity,
         }
 
@@ -203,21 +226,32 @@ class TournamentConfig:
         """How to start each engine. In the sandbox, each engine's view hides the referee's
         ``hidden`` paths and the other engines' own folders."""
         out = []
+        clock = self.clock.control
         for entry in self.engines:
             others = [e.cwd for e in self.engines if e.cwd is not None and e.cwd != entry.cwd]
-            policy = Policy(
-                self.sandbox,
-                self.limits,
-                self.network,
-                (*hidden, *others),
-                readable=self.readable,
-            )
-            out.append(entry.spec(self.tc, self.move_timeout, self.time_margin, policy))
+            policy = self.sandbox.policy((*hidden, *others))
+            tc = self.clock.tc or DEFAULT_TC
+            out.append(entry.spec(tc, clock.move, clock.margin, policy))
         return tuple(out)
 
     @property
     def control(self) -> TimeControl:
-        return TimeControl.parse(self.tc, move=self.move_timeout, margin=self.time_margin)
+        """The game clock, the move limit and the margin: ``clock.control``."""
+        return self.clock.control
+
+    @property
+    def startup_timeout(self) -> float:
+        """Seconds for each engine's handshake and ``isready``: ``clock.startup_timeout``."""
+        return self.clock.startup
+
+    # The settings' names before they were grouped in ``clock`` and ``sandbox``: read for
+    # one minor version more, with a DeprecationWarning naming the new place.
+    tc = _moved("tc", "clock.tc")
+    move_timeout = _moved("move_timeout", "clock.move_timeout")
+    time_margin = _moved("time_margin", "clock.time_margin")
+    limits = _moved("limits", "sandbox.limits")
+    network = _moved("network", "sandbox.network")
+    readable = _moved("readable", "sandbox.read")
 
 
 _TOP_KEYS: Final[dict[str, str]] = {
@@ -380,95 +414,29 @@ def build_config(
     stored tournament's schedule on a machine without them). Names, seeds and the event are
     taken in NFC form and refused past their limits (``ginproto.text``), except, with
     ``stored=True``, those of the table: a store's settings are used as they were stored.
+    Every problem found is listed in the one `ConfigError`.
     """
     base = base or Path.cwd()
     problems = _Problems(where)
-    merged = _check_keys(table, _TOP_KEYS, where, problems)
-    if overrides:
-        for key, value in _check_keys(overrides, _TOP_KEYS, "", problems).items():
-            if key == "rules":
-                merged["rules"] = {**merged.get("rules", {}), **value}
-            elif key == "output":
-                merged["output"] = os.path.abspath(value) if value.strip() else value
-            else:
-                merged[key] = value
+    merged = _merged(table, overrides, problems)
+
+    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
+        return not stored or key in (overrides or {})
 
     fmt = merged.get("format", "round-robin")
     if fmt not in FORMATS:
         problems.add(f"{where}format must be one of {', '.join(FORMATS)}, not {fmt!r}")
         fmt = "round-robin"
     rules = _rules(merged, where, problems)
-
-    games = merged.get("games", 2)
-    if games < 1:
-        problems.add(f"{where}games (per pairing) must be at least 1, not {games}")
-    duplicate = merged.get("duplicate", False)
-    if duplicate and games >= 1 and games % rules.players:
-        problems.add(
-            f"{where}with duplicate, games (per pairing) must be a multiple of"
-            f" {rules.players}: each deal is played once from every seat"
-        )
-    concurrency = merged.get("concurrency", 1)
-    if concurrency < 1:
-        problems.add(f"{where}concurrency must be at least 1, not {concurrency}")
-    seed = merged.get("seed")
-    if isinstance(seed, int) and seed < 0:
-        problems.add(f"{where}seed must not be negative")
-    if isinstance(seed, str) and not seed.strip():
-        problems.add(
-            f"{where}seed must not be empty: an empty seed deals the same cards every time;"
-            " leave it out for a random one"
-        )
-    def given(key: str) -> bool:  # a value the user gives now, not one read from a store
-        return not stored or key in (overrides or {})
-
-    if isinstance(seed, str) and given("seed"):
-        seed = nfc(seed)
-        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
-            problems.add(f"{where}{why}")
-    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
-        seed = int(seed)
-    event = merged.get("event", DEFAULT_EVENT)
-    if isinstance(event, str) and given("event"):
-        event = nfc(event)
-        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
-            problems.add(f"{where}{why}")
-    tc, move_timeout, startup_timeout = "120+1", 10.0, 10.0
-    with problems.check():
-        tc = _tc_text(merged.get("tc", "120+1"), f"{where}tc")
-    with problems.check():
-        move_timeout = _positive(merged.get("move_timeout", 10.0), f"{where}move_timeout")
-    with problems.check():
-        startup_timeout = _positive(
-            merged.get("startup_timeout", 10.0), f"{where}startup_timeout"
-        )
-    time_margin = merged.get("time_margin", DEFAULT_MARGIN)
-    if not (math.isfinite(time_margin) and 0 <= time_margin <= 3600):
-        problems.add(f"{where}time_margin must be seconds from 0 to 3600, not {time_margin}")
+    games, duplicate, concurrency = _counts(merged, rules, where, problems)
+    seed = _seed(merged, where, problems, given("seed"))
+    event = _event(merged, where, problems, given("event"))
+    clock = _clock(merged, where, problems)
     output = merged.get("output")
     with problems.check():
         output = _output(output, base, where)
-    dask = merged.get("dask")
-    if dask is not None:
-        try:
-            dask = parse_address(dask)
-        except ValueError as exc:
-            problems.add(f"{where}dask: {exc}")
-    affinity = merged.get("affinity", False)
-    if affinity and dask is not None:
-        problems.add(
-            f"{where}affinity pins the engines of local games; it cannot be used with dask"
-        )
-    sandbox = merged.get("sandbox", "auto")
-    if sandbox not in [m.value for m in SandboxMode]:
-        problems.add(
-            f"{where}sandbox must be one of {', '.join(m.value for m in SandboxMode)},"
-            f" not {sandbox!r}"
-        )
-    limits = Limits()
-    with problems.check():
-        limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
-
+    dask, affinity = _workers(merged, where, problems)
+    sandbox = _sandbox(merged, base, where, problems)
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
     engines = _engines(
@@ -492,20 +460,130 @@ def build_config(
         games=games,
         seed=seed,
         duplicate=duplicate,
-        tc=tc,
-        move_timeout=move_timeout,
+        clock=clock,
         event=event,
         concurrency=concurrency,
-        startup_timeout=startup_timeout,
         output=output,
-        time_margin=float(time_margin),
         dask=dask,
-        sandbox=SandboxMode(sandbox),
-        limits=limits,
-        network=merged.get("network", False),
-        readable=tuple(str(base / path) for path in merged.get("read", [])),
+        sandbox=sandbox,
         affinity=affinity,
     )
+
+
+def _merged(
+    table: Mapping[str, Any], overrides: Mapping[str, Any] | None, problems: _Problems
+) -> dict[str, Any]:
+    """The table's known keys of the right kind, with ``overrides`` on top."""
+    merged = _check_keys(table, _TOP_KEYS, problems.where, problems)
+    for key, value in _check_keys(overrides or {}, _TOP_KEYS, "", problems).items():
+        if key == "rules":
+            merged["rules"] = {**merged.get("rules", {}), **value}
+        elif key == "output":
+            merged["output"] = os.path.abspath(value) if value.strip() else value
+        else:
+            merged[key] = value
+    return merged
+
+
+def _counts(
+    merged: Mapping[str, Any], rules: Rules, where: str, problems: _Problems
+) -> tuple[int, bool, int]:
+    """The games per pairing, duplicate deals, and the games played at once."""
+    games = merged.get("games", 2)
+    if games < 1:
+        problems.add(f"{where}games (per pairing) must be at least 1, not {games}")
+    duplicate = merged.get("duplicate", False)
+    if duplicate and games >= 1 and games % rules.players:
+        problems.add(
+            f"{where}with duplicate, games (per pairing) must be a multiple of"
+            f" {rules.players}: each deal is played once from every seat"
+        )
+    concurrency = merged.get("concurrency", 1)
+    if concurrency < 1:
+        problems.add(f"{where}concurrency must be at least 1, not {concurrency}")
+    return games, duplicate, concurrency
+
+
+def _seed(
+    merged: Mapping[str, Any], where: str, problems: _Problems, given: bool
+) -> int | str | None:
+    """The seed: a whole number, or a string (a string of digits is its number)."""
+    seed = merged.get("seed")
+    if isinstance(seed, int) and seed < 0:
+        problems.add(f"{where}seed must not be negative")
+    if isinstance(seed, str) and not seed.strip():
+        problems.add(
+            f"{where}seed must not be empty: an empty seed deals the same cards every time;"
+            " leave it out for a random one"
+        )
+    if isinstance(seed, str) and given:
+        seed = nfc(seed)
+        if (why := too_long(seed, SEED_LIMIT, "seed")) is not None:
+            problems.add(f"{where}{why}")
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 4000:
+        seed = int(seed)
+    return seed
+
+
+def _event(merged: Mapping[str, Any], where: str, problems: _Problems, given: bool) -> str:
+    event = merged.get("event", DEFAULT_EVENT)
+    if isinstance(event, str) and given:
+        event = nfc(event)
+        if (why := too_long(event, EVENT_LIMIT, "event")) is not None:
+            problems.add(f"{where}{why}")
+    return event  # type: ignore[no-any-return]
+
+
+def _clock(merged: Mapping[str, Any], where: str, problems: _Problems) -> Clock:
+    """The config's `Clock`, each of its keys checked by the `Clock`'s own check; the
+    defaults where unset, and where a value is bad."""
+    values: dict[str, Any] = {}
+    for key in CLOCK_KEYS:
+        if key in merged:
+            value = _option_text(merged[key]) if key == "tc" else merged[key]
+            try:
+                values[key] = clock_setting(key, value, f"{where}{key}")
+            except TimeControlError as exc:
+                problems.add(str(exc))
+    return Clock(**values).canonical()
+
+
+def _sandbox(merged: Mapping[str, Any], base: Path, where: str, problems: _Problems) -> Sandbox:
+    """The config's `Sandbox`: its mode, limits (for every engine), network and the paths
+    every engine may read (relative to the file). The defaults where a value is bad."""
+    mode = SandboxMode.AUTO
+    with problems.check():
+        mode = _config_error(lambda: sandbox_mode(merged.get("sandbox", "auto"), f"{where}sandbox"))
+    limits = Limits()
+    with problems.check():
+        limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
+    read = tuple(str(base / path) for path in merged.get("read", []))
+    return Sandbox(mode, limits, merged.get("network", False), read)
+
+
+def _workers(merged: Mapping[str, Any], where: str, problems: _Problems) -> tuple[str | None, bool]:
+    """Where the games are played: the Dask cluster (None: local workers), and whether the
+    local workers' engines are pinned to CPUs of their own."""
+    dask = merged.get("dask")
+    if dask is not None:
+        try:
+            dask = parse_address(dask)
+        except ValueError as exc:
+            problems.add(f"{where}dask: {exc}")
+    affinity = merged.get("affinity", False)
+    if affinity and dask is not None:
+        problems.add(
+            f"{where}affinity pins the engines of local games; it cannot be used with dask"
+        )
+    return dask, affinity
+
+
+def _config_error(check: Callable[[], T]) -> T:
+    """``check()``, its ``ValueError`` a `ConfigError` of the same message."""
+    try:
+        return check()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _rules(merged: Mapping[str, Any], where: str, problems: _Problems) -> Rules:
@@ -552,8 +630,7 @@ def _output(output: str | None, base: Path, where: str) -> str | None:
             check_folder(output)
         except UnsafeOutput as exc:
             raise ConfigError(
-                f"{where}output {exc.filename} is {exc.strerror}: name a folder for the"
-                " results"
+                f"{where}output {exc.filename} is {exc.strerror}: name a folder for the results"
             ) from None
     return output
 
@@ -566,16 +643,17 @@ def _limits(base: Limits, table: Mapping[str, Any], where: str) -> Limits:
 
 
 def _tc_text(value: object, where: str) -> str:
+    """An engine's own game clock, checked by the `Clock`'s check, in its one text form."""
     try:
-        control = TimeControl.parse(_option_text(value))
+        return Clock(tc=clock_setting("tc", _option_text(value), where)).canonical().tc or ""
     except TimeControlError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    return "inf" if control.base is None else f"{control.base:g}+{control.increment:g}"
+        raise ConfigError(str(exc)) from None
 
 
 def _positive(value: float, where: str) -> float:
+    """An engine's own move timeout, checked by the `Clock`'s check."""
     try:
-        return duration(value, where)
+        return float(clock_setting("move_timeout", value, where))
     except TimeControlError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -678,9 +756,7 @@ def _command(table: Mapping[str, Any], at: str) -> str | tuple[str, ...]:
         return str(raw_command.strip())
     try:
         argv = (
-            tuple(shlex.split(raw_command))
-            if isinstance(raw_command, str)
-            else tuple(raw_command)
+            tuple(shlex.split(raw_command)) if isinstance(raw_command, str) else tuple(raw_command)
         )
     except ValueError as exc:
         raise ConfigError(f"{at}cannot split the command: {exc}") from None
@@ -722,9 +798,7 @@ def _named(
     return tuple(out)
 
 
-def _engine_limits(
-    table: Mapping[str, Any], where: str
-) -> tuple[tuple[str, int | float], ...]:
+def _engine_limits(table: Mapping[str, Any], where: str) -> tuple[tuple[str, int | float], ...]:
     """An engine's own limits, by name, in bytes (memory, disk), a count (processes) or
     CPUs (cpus)."""
     checked = _limits(Limits(), table, where)
@@ -808,6 +882,7 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return shlex.join(map(str, value))
     return json.dumps(value) if isinstance(value, str | bool) else str(value)
+
 
 def pairing_count(fmt: str, engines: int, players: int) -> int:
     """How many pairings `pairings` makes, by arithmetic: nothing is listed."""

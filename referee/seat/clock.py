@@ -23,6 +23,10 @@ MAX_SECONDS = MAX_NUMBER / 1000
 class TimeControlError(ValueError):
     """A time control's text form is malformed, or a duration is not a usable number."""
 
+    setting: str | None = None
+    """The setting refused, by its name in a `referee.settings.Clock` (``"tc"``...), when
+    known: the command line names its option."""
+
 
 def duration(value: object, what: str, zero: bool = False) -> float:
     """``value`` as seconds, checked: a finite number, positive (or zero when ``zero``), and
@@ -83,7 +87,7 @@ class TimeControl:
         return f"{base}/move {self.move:g}"
 
 
-class Clock:
+class PlayerClock:
     """One player's clock in one game. Times are in seconds; the caller measures them."""
 
     def __init__(self, control: TimeControl) -> None:

@@ -41,7 +41,7 @@ from ginproto.rules import Rules
 from ginproto.table import Decision, Fault, FaultKind, PlayerFault
 from ginproto.text import ID_LIMIT, printable
 from referee.outputs import reserve_paths
-from referee.seat.clock import Clock, TimeControl
+from referee.seat.clock import PlayerClock, TimeControl
 from referee.seat.process import (
     EngineBrokenPipe,
     EngineError,
@@ -188,7 +188,7 @@ class EnginePlayer:
         self.process: Transport | None = None
         """The transport to the running engine (its process), or None."""
         self.id = EngineId()
-        self.clock = Clock(self.control)
+        self.clock = PlayerClock(self.control)
         self._pending_game: proto.NewGame | None = None
         self._positions = proto.PositionWriter()  # this engine's position lines, turn by turn
         self.record = [0, 0, 0]  # this process line's games won, lost, drawn
@@ -295,7 +295,7 @@ class EnginePlayer:
 
     def new_game(self, number: int, player: int, rules: Rules) -> None:
         """Prepare for a game; the engine is started (or pinged) when first asked to move."""
-        self.clock = Clock(self.control)
+        self.clock = PlayerClock(self.control)
         self._pending_game = proto.NewGame(number, player, rules)
 
     def finish_match(self) -> None:

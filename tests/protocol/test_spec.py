@@ -162,7 +162,9 @@ def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> N
     is the default of every way to run engines (each command, the API, a tournament file)."""
     from click import Context
 
-    from referee.api import play_match
+    from referee.settings import Clock
+
+    play_match_clock = Clock()
     from referee.cli import cli
     from referee.scheduling.config import load_config
     from referee.seat.check import run_checks
@@ -173,7 +175,7 @@ def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> N
     assert _stated_seconds(text, "ping timeout") == startup
     defaults = {
         "EnginePlayer": inspect.signature(EnginePlayer).parameters["startup_timeout"].default,
-        "play_match": inspect.signature(play_match).parameters["startup_timeout"].default,
+        "play_match": play_match_clock.startup,  # play_match's clock, where none is given
         "run_checks": inspect.signature(run_checks).parameters["startup_timeout"].default,
     }
     for name in ("match", "check", "play"):

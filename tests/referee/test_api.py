@@ -23,11 +23,14 @@ import ginproto
 import referee
 from ginproto import Decision, Game, GameEnd, Rules, read_games, shuffled_deck, verify_file
 from referee import (
+    Clock,
     EngineNotReady,
     EngineSpec,
     GameOutcome,
     MatchResult,
+    Outputs,
     RunningEngine,
+    Sandbox,
     play_match,
     play_match_async,
     play_tournament,
@@ -65,7 +68,7 @@ def test_a_match_gives_its_games_standings_and_elo_as_the_cli_does(tmp_path: Pat
     seen: list[GameOutcome] = []
     engines: list[str | EngineSpec] = [EngineSpec.parse("simple", name="A"), "simple"]
     result = play_match(
-        engines, games=4, seed=7, duplicate=True, record=record, on_game=seen.append
+        engines, games=4, seed=7, duplicate=True, outputs=Outputs(record), on_game=seen.append
     )
     assert isinstance(result, MatchResult)
     assert result.names == ("A", "Simple")
@@ -132,14 +135,14 @@ def test_a_match_gives_its_games_standings_and_elo_as_the_cli_does(tmp_path: Pat
 
 
 def test_a_match_json_has_no_infinity_where_the_result_has_one() -> None:
-    result = play_match(["simple", "random"], games=2, seed=1, tc="inf")
+    result = play_match(["simple", "random"], games=2, seed=1, clock=Clock(tc="inf"))
     assert result.standings[0].wins == 2
     assert result.elo is not None and result.elo.elo == math.inf
     assert result.to_json()["head_to_head"]["elo"] == {"elo": None, "lo": None, "hi": None}
 
 
 def test_a_three_player_match_has_no_two_engine_figures() -> None:
-    result = play_match(["simple", "random", "simple"], games=3, seed=2, tc="inf")
+    result = play_match(["simple", "random", "simple"], games=3, seed=2, clock=Clock(tc="inf"))
     assert str(result.variant) == "threehanded"
     assert len(result.games) == 3 and len(result.standings) == 3
     assert sorted(result.games[0].engines) == [0, 1, 2]
@@ -268,7 +271,7 @@ def test_an_unknown_engine_name_is_a_clear_error_and_leaves_nothing(tmp_path: Pa
     before = children()
     record = tmp_path / "games.gin"
     with pytest.raises(EngineNotReady, match="did you mean 'simple'"):
-        play_match(["simpel", "random"], games=2, record=record)
+        play_match(["simpel", "random"], games=2, outputs=Outputs(record=record))
     assert not record.exists()  # the file made for the sandbox to hide is removed again
     with (
         pytest.raises(EngineNotReady, match="did you mean 'random'"),
@@ -287,17 +290,18 @@ def test_an_unknown_engine_name_is_a_clear_error_and_leaves_nothing(tmp_path: Pa
         ({"engines": ["simple", "random"], "variant": "threehanded"}, "3 engines"),
         ({"engines": ["simple", "random"], "rules": {"gin_bonus": "lots"}}, "gin_bonus"),
         ({"engines": ["simple", "random"], "rules": {"colour": 1}}, "colour"),
-        ({"engines": ["simple", "random"], "tc": "fast"}, "time control"),
+        ({"engines": ["simple", "random"], "clock": lambda: Clock(tc="fast")}, "time control"),
         ({"engines": ["simple", "random"], "games": 0}, "games"),
         ({"engines": ["simple", "simple", "random"], "sprt": (0, 5, 0.05, 0.05)}, "SPRT"),
-        ({"engines": ["simple", "random"], "sandbox": "maybe"}, "maybe"),
+        ({"engines": ["simple", "random"], "sandbox": lambda: Sandbox(mode="maybe")}, "maybe"),
         ({"engines": ["simple", "'random"]}, "cannot split"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kwargs: dict[str, object], message: str) -> None:
     engines = kwargs.pop("engines")
-    with pytest.raises(ValueError, match=message):
-        play_match(engines, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):  # a bad Clock or Sandbox: as it is made
+        made = {k: v() if callable(v) else v for k, v in kwargs.items()}
+        play_match(engines, **made)  # type: ignore[arg-type]
 
 
 def test_a_tournament_that_would_overwrite_another_is_refused(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import click
 import pytest
 
-from referee import api
+from referee import Clock, Outputs, Sandbox, api
 from referee.cli.match import match
 from referee.cli.tournament import tournament
 
@@ -36,22 +36,32 @@ PRESENTATION = {
 """Options that only shape what the command prints or how long it stays, with the reason each
 has no parameter."""
 
+CLOCK = ("tc", "move_timeout", "startup_timeout", "time_margin")
 RENAMED: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
     "match": {
         "rule": (api.play_match, "rules"),
-        "readable": (api.play_match, "read"),
-        "no_sandbox": (api.play_match, "sandbox"),  # --no-sandbox is --sandbox off
-        "html_out": (api.play_match, "html"),
+        **{option: (Clock, option) for option in CLOCK},
+        **{option: (Outputs, option) for option in ("record", "debug_log", "stderr_dir")},
+        "html_out": (Outputs, "html"),
+        "sandbox": (Sandbox, "mode"),
+        "no_sandbox": (Sandbox, "mode"),  # --no-sandbox is --sandbox off
+        "limits": (Sandbox, "limits"),
+        "network": (Sandbox, "network"),
+        "readable": (Sandbox, "read"),
     },
     "tournament": {
         "fmt": (api.play_tournament, "format"),
         "rule": (api.play_tournament, "rules"),
-        "no_sandbox": (api.play_tournament, "sandbox"),
-        "html_out": (api.play_tournament, "html"),
+        **{option: (Clock, option) for option in CLOCK},
+        "stderr_dir": (Outputs, "stderr_dir"),
+        "html_out": (Outputs, "html"),
+        "sandbox": (Sandbox, "mode"),
+        "no_sandbox": (Sandbox, "mode"),
         "verify": (api.verify_tournament, "directory"),
     },
 }
-"""Options whose parameter has another name, or belongs to another function."""
+"""Options whose parameter has another name, or belongs to another function or to one of
+the values the functions take (`Clock`, `Sandbox`, `Outputs`)."""
 
 COMMANDS: dict[str, tuple[click.Command, Callable[..., Any]]] = {
     "match": (match, api.play_match),
@@ -74,6 +84,12 @@ def test_every_option_is_a_parameter_of_the_api(name: str) -> None:
         if parameter not in inspect.signature(target).parameters:
             missing.append(f"{option} ({target.__name__}.{parameter})")
     assert not missing, f"ginref {name} options with no referee.api parameter: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_values_the_options_belong_to_are_parameters_of_the_api(name: str) -> None:
+    _, function = COMMANDS[name]
+    assert {"clock", "sandbox", "outputs"} <= set(inspect.signature(function).parameters)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -108,7 +124,8 @@ def test_a_match_gives_the_same_records_and_figures_from_both(tmp_path: Path) ->
     )
     result = api.play_match(
         ["simple", "random"], games=3, seed=9, rules={"target": 50}, names=[None, "R"],
-        options=[{}, {"Seed": 4}], record=tmp_path / "api.gin", sandbox="off",
+        options=[{}, {"Seed": 4}], outputs=Outputs(record=tmp_path / "api.gin"),
+        sandbox=Sandbox(mode="off"),
     )
     assert json.loads(shown.stdout) == result.to_json()
     assert result.names == ("Simple", "R")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import StoreError, play_match, play_tournament
+from referee import Clock, Outputs, Sandbox, StoreError, play_match, play_tournament
 from referee.results.store import STORE_NAME, DirectoryLock, StoreBusy
 from tests.seat.test_sandbox import _leftovers, _sandbox_in_ci, needs_sandbox
 from tests.seat.test_sandbox_hidden import CHEAT, _leaked
@@ -47,11 +47,9 @@ def test_play_match_gives_its_time_margin_to_the_clock(tmp_path: Path) -> None:
         [f"{sys.executable} {script}", "random"],
         games=1,
         seed=4,
-        tc="inf",
-        move_timeout=1,
-        time_margin=3,
+        clock=Clock(tc="inf", move_timeout=1, time_margin=3),
         rules={"target": 25},
-        sandbox="off",
+        sandbox=Sandbox(mode="off"),
     )
     [game] = result.games
     assert game.fault is None, game.fault
@@ -74,7 +72,7 @@ def test_play_tournament_hides_its_config_from_the_engines(
     )
     monkeypatch.chdir(tmp_path)
     try:
-        standings = play_tournament(config, stderr_dir=tmp_path / "err")
+        standings = play_tournament(config, outputs=Outputs(stderr_dir=tmp_path / "err"))
     finally:
         for pid in _leftovers(marker):
             with contextlib.suppress(OSError):

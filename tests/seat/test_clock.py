@@ -17,14 +17,14 @@ from ginproto.cards import DECK
 from ginproto.game import Game, GameView
 from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, PlayerFault
-from referee.seat.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
+from referee.seat.clock import DEFAULT_MARGIN, PlayerClock, TimeControl, TimeControlError
 from referee.seat.player import EnginePlayer, EngineSpec
 
 # -- the arithmetic ----------------------------------------------------------------------------
 
 
 def test_the_increment_is_added_after_each_decision() -> None:
-    clock = Clock(TimeControl(base=10.0, increment=2.0, move=30.0))
+    clock = PlayerClock(TimeControl(base=10.0, increment=2.0, move=30.0))
     assert clock.spend(1.0) is None
     assert clock.remaining == pytest.approx(11.0)
     assert clock.spend(0.5) is None
@@ -33,7 +33,7 @@ def test_the_increment_is_added_after_each_decision() -> None:
 
 def test_an_overdraft_counts_and_flags_the_player_in_the_end() -> None:
     """At 0.3+0 a player spending 0.08 s a decision is flagged once it is 0.1 s over."""
-    clock = Clock(TimeControl(base=0.3, increment=0.0, move=10.0, margin=0.1))
+    clock = PlayerClock(TimeControl(base=0.3, increment=0.0, move=10.0, margin=0.1))
     verdicts = [clock.spend(0.08) for _ in range(6)]
     assert verdicts[:4] == [None] * 4
     assert clock.remaining is not None and clock.remaining < -0.1
@@ -41,7 +41,7 @@ def test_an_overdraft_counts_and_flags_the_player_in_the_end() -> None:
 
 
 def test_an_overdraft_within_the_margin_is_carried_to_the_next_decision() -> None:
-    clock = Clock(TimeControl(base=1.0, increment=0.5, move=10.0, margin=0.1))
+    clock = PlayerClock(TimeControl(base=1.0, increment=0.5, move=10.0, margin=0.1))
     assert clock.spend(1.05) is None  # 0.05 s over, within the margin
     assert clock.remaining == pytest.approx(0.45)  # -0.05 + 0.5, not 0 + 0.5
     assert clock.budget() == pytest.approx(0.55)
@@ -51,7 +51,7 @@ def test_an_overdraft_within_the_margin_is_carried_to_the_next_decision() -> Non
 
 
 def test_the_budget_is_capped_by_the_game_clock_and_never_negative() -> None:
-    clock = Clock(TimeControl(base=1.0, increment=0.0, move=10.0, margin=0.1))
+    clock = PlayerClock(TimeControl(base=1.0, increment=0.0, move=10.0, margin=0.1))
     assert clock.budget() == pytest.approx(1.1)
     clock.remaining = 20.0
     assert clock.budget() == pytest.approx(10.1)  # then by the per-move limit
@@ -62,7 +62,7 @@ def test_the_budget_is_capped_by_the_game_clock_and_never_negative() -> None:
 
 
 def test_the_per_move_limit_gives_a_timeout_verdict() -> None:
-    clock = Clock(TimeControl(base=None, increment=0.0, move=1.0, margin=0.1))
+    clock = PlayerClock(TimeControl(base=None, increment=0.0, move=1.0, margin=0.1))
     assert clock.spend(1.05) is None
     assert clock.spend(1.2) == "timeout"
     assert clock.remaining is None

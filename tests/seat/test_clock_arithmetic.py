@@ -11,11 +11,11 @@ import math
 
 import pytest
 
-from referee.seat.clock import MAX_SECONDS, Clock, TimeControl, TimeControlError, duration
+from referee.seat.clock import MAX_SECONDS, PlayerClock, TimeControl, TimeControlError, duration
 
 
-def clock(base: float | None = 10.0, inc: float = 2.0, move: float = 5.0) -> Clock:
-    return Clock(TimeControl(base, inc, move, margin=0.1))
+def clock(base: float | None = 10.0, inc: float = 2.0, move: float = 5.0) -> PlayerClock:
+    return PlayerClock(TimeControl(base, inc, move, margin=0.1))
 
 
 def test_the_increment_is_added_after_a_decision_in_time() -> None:

@@ -167,7 +167,7 @@ def test_stores_made_before_the_cpu_limit_still_resume() -> None:
     old_run_options = {"concurrency": 1, "sandbox": "auto", "limits": {}, "network": False}
     resumed = build_config({**settings, **old_run_options})
     assert resumed.settings() == settings
-    assert resumed.limits == Limits() and not resumed.affinity
+    assert resumed.sandbox.limits == Limits() and not resumed.affinity
     assert Limits().settings() == {}
     assert Limits().updated(Limits(cpus=0.5).settings()) == Limits(cpus=0.5)
 
