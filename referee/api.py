@@ -61,7 +61,7 @@ from referee.outputs import (
     remove_if_empty,
     reserve_paths,
 )
-from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.results.stats import EloInterval, MeanInterval, PairStats
 from referee.scheduling.config import (
     CLOCK_KEYS,
     ConfigError,
@@ -89,7 +89,7 @@ from referee.seat.player import EngineSpec, sandboxed
 from referee.seat.preflight import preflight
 from referee.seat.running import OptionValue, option_pairs, option_text
 from referee.seat.sandbox import Limits, SandboxMode, start_warnings
-from referee.settings import Clock, Outputs, Sandbox, deprecated_keywords
+from referee.settings import Clock, Outputs, Sandbox, check_run_options, deprecated_keywords
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.
@@ -428,21 +428,14 @@ def _check_match(
     debug_log: object,
     affinity: bool,
 ) -> None:
-    """`play_match`'s ``ValueError`` for arguments that cannot be used together."""
+    """`play_match`'s ``ValueError`` for arguments it cannot use."""
     if count not in (2, 3):
         raise ValueError("give two engines (or three for the three-player game)")
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    if sprt is not None:
-        if count != 2:
-            raise ValueError("the SPRT compares two engines")
-        SPRT(*sprt)  # ValueError for bounds it cannot use
-    if dask is not None and debug_log is not None:
-        raise ValueError("debug_log is not available with dask: the engines run on the workers")
-    if dask is not None and affinity:
-        raise ValueError("affinity pins the engines of local games; it does not go with dask")
+    check_run_options(count, sprt, dask, debug_log, affinity)
 
 
 def _play_match(

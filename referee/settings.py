@@ -328,3 +328,54 @@ def deprecated_keywords(
 
 def _warn(message: str) -> None:
     warnings.warn(message, DeprecationWarning, stacklevel=4)
+
+
+class RunOptionError(ValueError):
+    """Options of a run that cannot be used together, or an SPRT it cannot run. ``option``
+    names the one option at fault, where one is (as the caller spells it)."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+API_WORDS: Mapping[str, str] = {
+    "sprt": "the SPRT",
+    "dask": "dask",
+    "debug_log": "debug_log",
+    "affinity": "affinity",
+}
+"""How `check_run_options` names the options for a Python caller; ``ginref match`` names
+them as its options (``--sprt``...)."""
+
+
+def check_run_options(
+    count: int,
+    sprt: tuple[float, float, float, float] | None,
+    dask: str | None,
+    debug_log: object,
+    affinity: bool,
+    words: Mapping[str, str] = API_WORDS,
+) -> None:
+    """The one check of the options of a run that depend on each other, for `play_match`,
+    ``ginref match`` and a tournament's config alike: `RunOptionError` naming them as
+    ``words`` says."""
+    from referee.results.stats import SPRT
+
+    if sprt is not None:
+        if count != 2:
+            raise RunOptionError(f"{words['sprt']} compares two engines")
+        try:
+            SPRT(*sprt)
+        except ValueError as exc:  # bounds it cannot use
+            raise RunOptionError(str(exc), words["sprt"]) from None
+    if dask is not None and debug_log is not None:
+        raise RunOptionError(
+            f"{words['debug_log']} is not available with {words['dask']}: the engines run on"
+            " the workers"
+        )
+    if dask is not None and affinity:
+        raise RunOptionError(
+            f"{words['affinity']} pins the engines of local games; it is not available with"
+            f" {words['dask']}"
+        )

@@ -299,24 +299,22 @@ def _check_together(
     debug_log: str | None,
     affinity: bool,
 ) -> None:
-    """Refuse (exit 2) the options that do not go together, or an SPRT it cannot run."""
-    from referee.results.stats import SPRT
+    """Refuse (exit 2) the options that do not go together, or an SPRT it cannot run: the
+    one check (`referee.settings.check_run_options`), worded for the options."""
+    from referee.settings import RunOptionError, check_run_options
 
-    if sprt is not None:
-        if engines != 2:
-            raise click.UsageError("--sprt compares two engines")
-        try:
-            SPRT(*sprt)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--sprt'") from None
-    if dask is not None and debug_log is not None:
-        raise click.UsageError(
-            "--debug-log is not available with --dask: the engines run on the workers"
-        )
-    if dask is not None and affinity:
-        raise click.UsageError(
-            "--affinity pins the engines of local games; it is not available with --dask"
-        )
+    words = {
+        "sprt": "--sprt",
+        "dask": "--dask",
+        "debug_log": "--debug-log",
+        "affinity": "--affinity",
+    }
+    try:
+        check_run_options(engines, sprt, dask, debug_log, affinity, words)
+    except RunOptionError as exc:
+        if exc.option is not None:
+            raise click.BadParameter(str(exc), param_hint=f"'{exc.option}'") from None
+        raise click.UsageError(str(exc)) from None
 
 
 class _Progress:

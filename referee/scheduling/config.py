@@ -39,9 +39,12 @@ from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.seat.player import EngineSpec
 from referee.seat.sandbox import Limits, Policy, SandboxMode
 from referee.settings import (
+    API_WORDS,
     DEFAULT_TC,
     Clock,
+    RunOptionError,
     Sandbox,
+    check_run_options,
     clock_setting,
     sandbox_mode,
 )
@@ -571,10 +574,11 @@ def _workers(merged: Mapping[str, Any], where: str, problems: _Problems) -> tupl
         except ValueError as exc:
             problems.add(f"{where}dask: {exc}")
     affinity = merged.get("affinity", False)
-    if affinity and dask is not None:
-        problems.add(
-            f"{where}affinity pins the engines of local games; it cannot be used with dask"
-        )
+    words = {**API_WORDS, "affinity": f"{where}affinity"}
+    try:
+        check_run_options(0, None, dask, None, affinity, words)  # a tournament has no SPRT
+    except RunOptionError as exc:
+        problems.add(str(exc))
     return dask, affinity
 
 
