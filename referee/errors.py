@@ -7,7 +7,8 @@ sentence to show, and ``exit_code`` the code ``ginref`` exits with: the command 
 every one of them into ``Error: MESSAGE`` in one place (``referee.cli``), and a Python caller
 catches the one base. The kinds keep their names where they were first defined:
 ``referee.engines.preflight.EngineNotReady``, ``referee.results.store.StoreError``
-(``StoreBusy``...), ``referee.cluster.address.DaskError``, ``referee.engines.sandbox.SandboxError``,
+(``StoreBusy``...), ``referee.scheduling.address.DaskError``,
+``referee.engines.sandbox.SandboxError``,
 ``referee.cluster.worker.EngineUnavailable`` and ``PluginMissing``,
 ``referee.engines.outputs.UnsafeOutput`` (an ``OSError`` too), and those below.
 

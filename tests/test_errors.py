@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import LazyGroup
-from referee.cluster.address import DaskError
 from referee.cluster.worker import EngineUnavailable, PluginMissing
 from referee.engines.outputs import UnsafeOutput
 from referee.engines.preflight import EngineNotReady
 from referee.engines.sandbox import SandboxError
 from referee.errors import CannotServe, OutputError, RefereeError, ReportError
 from referee.results.store import StoreBusy, StoreError
+from referee.scheduling.address import DaskError
 
 REFUSALS: list[type[Exception]] = [
     EngineNotReady,

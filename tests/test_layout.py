@@ -114,6 +114,8 @@ def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[
         *(("referee.engines", f"referee.{above}") for above in ABOVE_ENGINES),
         # ... and the results nothing of who plays the games, nor of who shows them.
         *(("referee.results", f"referee.{above}") for above in ABOVE_RESULTS),
+        # A cluster plays the jobs that scheduling makes: scheduling knows no cluster.
+        ("referee.scheduling", "referee.cluster"),
         # The pages tell the game through the narration, not through the terminal UIs.
         ("referee.views.html", "referee.views.play"),
         ("referee.views.html", "referee.views.replay"),

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from referee.cluster.address import LOCAL, parse_address
-from referee.cluster.address import DaskError as DaskError  # part of this module's API
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
+from referee.scheduling.address import LOCAL, parse_address
+from referee.scheduling.address import DaskError as DaskError  # part of this module's API
 from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Played, Seats
 

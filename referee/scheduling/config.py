@@ -31,12 +31,12 @@ from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
 from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
-from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
 from referee.engines.engine import EngineSpec
 from referee.engines.outputs import UnsafeOutput, check_folder
 from referee.engines.sandbox import Limits, Policy, SandboxMode
+from referee.scheduling.address import parse_address
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """The ``--dask`` value: ``local:N`` or a scheduler's address, checked before anything starts.
 
-It sits apart from the Dask backend (``referee.cluster.backend``) so that a tournament's settings
-can check the address without importing the backend, which itself drives tournaments; and so
-does ``DaskError``, the backend's error, which the commands catch without importing it.
+It sits below the Dask backend (``referee.cluster``, which plays the games that scheduling
+plans, and so imports it): a tournament's settings check the address here without ever
+importing the cluster; and so does ``DaskError``, the backend's error, which the commands catch
+without importing it.
 """
 
 from __future__ import annotations
