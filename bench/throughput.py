@@ -55,7 +55,8 @@ from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
 from referee.engines.process import EngineProcess
 from referee.engines.sandbox import Policy
-from referee.scheduling.match import run_jobs, schedule
+from referee.scheduling.backends import LocalBackend
+from referee.scheduling.match import schedule
 from referee.scheduling.seats import EngineSeats
 
 HERE = Path(__file__).resolve().parent
@@ -156,7 +157,7 @@ def match(engines: list[str], games: int, concurrency: int, seed: int = 2024) ->
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     hands = decisions = faults = 0
-    for done in run_jobs(jobs, seats, concurrency):
+    for done in LocalBackend(concurrency).run(jobs, seats):
         hands += len(done.log.hands)
         faults += done.log.fault is not None
         for hand in done.log.hands:

@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from referee.engines.preflight import EngineNotReady
     from referee.engines.sandbox import SandboxError, SandboxMode
     from referee.errors import RefereeError, ReportError
+    from referee.results.standings import TournamentStandings
     from referee.results.stats import EloInterval, MeanInterval, PairStats
     from referee.results.store import StoreError
     from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
-    from referee.scheduling.standings import TournamentStandings
 
 _WHERE = {
     "referee.api": (
@@ -67,7 +67,7 @@ _WHERE = {
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
     "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
-    "referee.scheduling.standings": ("TournamentStandings",),
+    "referee.results.standings": ("TournamentStandings",),
 }
 __all__ = [
     "ConfigError",

@@ -68,7 +68,9 @@ from referee.engines.outputs import (
 from referee.engines.preflight import preflight
 from referee.engines.sandbox import Limits, SandboxMode, start_warnings
 from referee.errors import CannotServe, OutputError, ReportError
+from referee.results.played import Played
 from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.scheduling.backends import cpu_plan
 from referee.scheduling.config import (
     ConfigError,
     TournamentConfig,
@@ -77,29 +79,26 @@ from referee.scheduling.config import (
     load_config,
 )
 from referee.scheduling.match import (
-    JobRunner,
     MatchConfig,
-    Played,
     engine_names,
     match_json,
     random_seed,
-    run_jobs,
     run_match,
     sprt_json,
 )
 from referee.scheduling.match import MatchInterrupted as _Interrupted
 from referee.scheduling.match import MatchResult as _Result
-from referee.scheduling.match import cpu_plan as match_cpu_plan
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
+    from referee.cluster.backend import DaskCluster
     from referee.results.integrity import StoreReport
     from referee.results.report import Standings
+    from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled, Store
-    from referee.scheduling.backends import Backend, JobContext
-    from referee.scheduling.standings import TournamentStandings
+    from referee.scheduling.backends import Backend, JobContext, Watch
     from referee.views.live import Address
     from referee.views.live_page import LivePage
 
@@ -348,8 +347,7 @@ def play_match(
     with ExitStack() as stack:
         if own_page:
             stack.callback(page.close)
-        runner: JobRunner = run_jobs
-        cluster = None
+        cluster: DaskCluster | None = None
         try:
             try:
                 specs = sandboxed(
@@ -365,7 +363,6 @@ def play_match(
                 cluster = stack.enter_context(DaskCluster(dask))
                 ids = cluster.check_engines(specs, control, startup_timeout)
                 specs = _named_on_cluster(ids, specs)
-                runner = cluster.run_jobs
             config = MatchConfig(
                 engines=specs,
                 rules=the_rules,
@@ -386,7 +383,7 @@ def play_match(
                 event=event,
                 affinity=affinity,
             )
-            _warn_affinity(match_cpu_plan(config), warn)
+            _warn_affinity(cpu_plan(affinity, concurrency, count, games), warn)
             display = engine_names(config, check=cluster is None)
         except KeyboardInterrupt:
             remove_if_empty(made)
@@ -395,9 +392,7 @@ def play_match(
             remove_if_empty(made)
             raise
         return _play_match(
-            config, display, runner, page, cluster is None, made, _path(html),
-            None if cluster is None else cluster.describe(), on_start, on_game, stop,
-            on_over,
+            config, display, cluster, page, made, _path(html), on_start, on_game, stop, on_over
         )
 
 
@@ -430,39 +425,25 @@ def _check_match(
 def _play_match(
     config: MatchConfig,
     display: list[str],
-    runner: JobRunner,
+    cluster: DaskCluster | None,
     page: LivePage | None,
-    local: bool,
     made: list[str],
     html: str | None,
-    where: str | None,
     on_start: Callable[[MatchStart], None] | None,
     on_game: Callable[[GameOutcome], None] | None,
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
 ) -> MatchResult:
-    """The games of `play_match`, its engines checked and named. ``on_over`` is called as
-    soon as no game is being played any more, within the reach of the Ctrl-C handling of
-    the games."""
-    from ginproto.record import record_from_log
-
-    shown = None
-    if page is not None:
-        from referee.scheduling.match import match_jobs
-        from referee.views.live import feed_match
-
-        # No seed in the title: the page shows it only once the match is over.
-        page.state.title = f"{' vs '.join(display)}: {config.rules.variant}"
-        shown = feed_match(
-            page.state, display, match_jobs(config), config.seed, config.sprt, config.event
-        )
-        if local:
-            runner = page.watching(runner, display)
+    """The games of `play_match`, its engines checked and named, played on ``cluster`` or on
+    local workers. ``on_over`` is called as soon as no game is being played any more, within
+    the reach of the Ctrl-C handling of the games."""
+    shown, watch = _match_page(page, config, display, local=cluster is None)
+    backend = _backend(cluster, config.concurrency, watch)
     if on_start is not None:
         on_start(
             MatchStart(
                 tuple(display), config.rules.variant, config.games, config.duplicate,
-                config.seed, config.control, where,
+                config.seed, config.control, None if cluster is None else cluster.describe(),
             )
         )
     outcomes: list[GameOutcome] = []
@@ -473,12 +454,7 @@ def _play_match(
             shown(done, standings)
         outcomes.append(_outcome(done))
         if html is not None:
-            records.append(
-                record_from_log(
-                    done.log, done.engines, event=config.event,
-                    extra=[("Game", str(done.job.index + 1))],
-                )
-            )
+            records.append(_record(done, config.event))
         if on_game is not None:
             on_game(outcomes[-1])
 
@@ -486,7 +462,7 @@ def _play_match(
     late = False  # Ctrl-C as the games ended, before on_over had returned
     try:
         try:
-            result = run_match(config, display, finished, runner, stop)
+            result = run_match(config, display, finished, backend, stop)
         finally:
             if on_over is not None:
                 on_over()
@@ -503,7 +479,46 @@ def _play_match(
     public = _match_result(config, display, result, outcomes)
     if late:
         raise MatchInterrupted(public)
+    return _match_over(config, display, public, records, html, page)
+
+
+def _match_page(
+    page: LivePage | None, config: MatchConfig, display: list[str], local: bool
+) -> tuple[Callable[[Played, Standings], None] | None, Watch | None]:
+    """The live page's hook for each finished game, and the watch of the games in progress
+    (local games only), or None for both without a page."""
+    if page is None:
+        return None, None
+    from referee.scheduling.match import match_jobs
+    from referee.views.live import feed_match
+
+    # No seed in the title: the page shows it only once the match is over.
+    page.state.title = f"{' vs '.join(display)}: {config.rules.variant}"
+    shown = feed_match(
+        page.state, display, match_jobs(config), config.seed, config.sprt, config.event
+    )
+    return shown, page.watch(display) if local else None
+
+
+def _record(done: Played, event: str) -> GameRecord:
+    """The record of a finished game, for the HTML report."""
+    from ginproto.record import record_from_log
+
+    extra = [("Game", str(done.job.index + 1))]
+    return record_from_log(done.log, done.engines, event=event, extra=extra)
+
+
+def _match_over(
+    config: MatchConfig,
+    display: list[str],
+    public: MatchResult,
+    records: list[GameRecord],
+    html: str | None,
+    page: LivePage | None,
+) -> MatchResult:
+    """A match whose games are over: its HTML report and its live page's last word."""
     failed: ReportError | None = None
+    played = len(public.games)
     try:  # Ctrl-C once the games are over: the result of every game, at once
         if html is not None:
             try:
@@ -512,9 +527,9 @@ def _play_match(
                 failed = ReportError(str(exc), public)
         if page is not None:
             page.over(
-                f"stopped early after {result.played} of {plural(config.games, 'game')}"
-                if result.stopped_early
-                else f"complete: {result.played} of {plural(config.games, 'game')}"
+                f"stopped early after {played} of {plural(config.games, 'game')}"
+                if public.stopped_early
+                else f"complete: {played} of {plural(config.games, 'game')}"
             )
     except KeyboardInterrupt:
         raise MatchInterrupted(public) from None
@@ -604,10 +619,11 @@ def play_tournament(
     for line in start_warnings(cfg.sandbox):  # SandboxError for "require" where it cannot run
         warn(line)
     from referee.results.store import DirectoryLock
-    from referee.scheduling.backends import JobContext, cpu_plan
+    from referee.scheduling.backends import JobContext
     from referee.scheduling.tournament import open_tournament
 
-    _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
+    # affinity = true in the config
+    _warn_affinity(cpu_plan(cfg.affinity, cfg.concurrency, len(cfg.engines), None, cfg.dask), warn)
     errors = _path(stderr_dir)
     check_outputs(folders=[errors])  # UnsafeOutput (an OSError) before anything is made
     page, own_page = _page(serve)
@@ -634,11 +650,12 @@ def play_tournament(
             except OSError as exc:
                 raise OutputError.cannot_write(exc) from None
             watch = None if page is None or cfg.dask is not None else page.watch(cfg.names)
-            backend, where = _backend(cfg, JobContext.of(cfg, errors, hidden), stack, watch)
+            context = JobContext.of(cfg, errors, hidden)
+            backend, where = _tournament_backend(cfg, context, stack, watch)
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
-                    store, cfg, backend, directory, resuming, where, page, _path(html),
-                    on_start, on_game, stop, on_over,
+                    store, cfg, (backend, context), directory, resuming, where, page,
+                    _path(html), on_start, on_game, stop, on_over,
                 )
         finally:
             lock.release()
@@ -647,7 +664,7 @@ def play_tournament(
 def _play_tournament(
     store: Store,
     cfg: TournamentConfig,
-    backend: Backend,
+    where_and_what: tuple[Backend, JobContext],
     directory: str,
     resuming: bool,
     where: str | None,
@@ -658,8 +675,9 @@ def _play_tournament(
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
-    """The games of `play_tournament`, in its open store."""
-    from referee.scheduling.standings import TournamentStandings
+    """The games of `play_tournament`, in its open store, played on a backend with the
+    engines of a context (``where_and_what``)."""
+    from referee.results.standings import TournamentStandings
     from referee.scheduling.tournament import run_tournament
 
     names = store.names
@@ -685,7 +703,8 @@ def _play_tournament(
     halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
     try:
         try:
-            run_tournament(store, cfg, backend, finished, stop=halt)
+            backend, context = where_and_what
+            run_tournament(store, cfg, backend, finished, stop=halt, context=context)
         finally:
             if on_over is not None:  # a Ctrl-C before it has returned is caught below
                 on_over()
@@ -1059,20 +1078,29 @@ def _stored(directory: str) -> dict[str, Any]:
 
 
 def _backend(
+    cluster: DaskCluster | None, concurrency: int, watch: Watch | None = None
+) -> Backend:
+    """Where a match's or a tournament's games are played: on the Dask cluster, else on
+    ``concurrency`` local workers (their games in progress shown through ``watch``)."""
+    if cluster is not None:
+        return cluster
+    from referee.scheduling.backends import LocalBackend
+
+    return LocalBackend(concurrency, watch)
+
+
+def _tournament_backend(
     cfg: TournamentConfig,
     context: JobContext,
     stack: ExitStack,
-    watch: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
+    watch: Watch | None = None,
 ) -> tuple[Backend, str | None]:
-    """Local workers (their seats wrapped by ``watch``), or the config's Dask cluster with
-    every engine checked on every worker (closed with ``stack``), and its description."""
+    """The tournament's backend (``_backend``): local workers, or the config's Dask cluster
+    with every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
-        from referee.scheduling.backends import LocalBackend
-
-        return LocalBackend(context, cfg.concurrency, watch), None
-    from referee.cluster.backend import DaskBackend, DaskCluster
+        return _backend(None, cfg.concurrency, watch), None
+    from referee.cluster.backend import DaskCluster
 
     cluster = stack.enter_context(DaskCluster(cfg.dask))
-    backend = DaskBackend(cluster, context)
-    backend.check_engines()
-    return backend, cluster.describe()
+    cluster.check_engines(context.engines, context.control, context.startup_timeout)
+    return _backend(cluster, cfg.concurrency), cluster.describe()

@@ -116,6 +116,9 @@ def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[
         *(("referee.results", f"referee.{above}") for above in ABOVE_RESULTS),
         # A cluster plays the jobs that scheduling makes: scheduling knows no cluster.
         ("referee.scheduling", "referee.cluster"),
+        # The views show results (``referee.results``), never how the games are played.
+        ("referee.views", "referee.scheduling"),
+        ("referee.views", "referee.cluster"),
         # The pages tell the game through the narration, not through the terminal UIs.
         ("referee.views.html", "referee.views.play"),
         ("referee.views.html", "referee.views.replay"),

@@ -72,7 +72,7 @@ NEVER_FOR_MATCH = (
     "referee.cluster.backend",
     "referee.scheduling.backends",
     "referee.scheduling.plan",
-    "referee.scheduling.standings",
+    "referee.results.standings",
     "referee.scheduling.tournament",
     "referee.results.integrity",
     "ginproto.openspiel",

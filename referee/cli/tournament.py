@@ -42,8 +42,8 @@ from referee.scheduling.address import DaskError
 # functions that use them, when the command runs.
 if TYPE_CHECKING:
     from referee import api
+    from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled
-    from referee.scheduling.standings import TournamentStandings
     from referee.views.faults import Forfeit
     from referee.views.live import Address
 

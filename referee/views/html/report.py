@@ -28,7 +28,7 @@ from typing import Any
 from ginproto.record import GameRecord, read_games
 from referee.results import stats
 from referee.results.report import GameSummary, Standings
-from referee.scheduling.standings import TournamentStandings, pairwise
+from referee.results.standings import TournamentStandings, pairwise
 from referee.views.html.model import game_data
 from referee.views.html.page import render_page
 from referee.views.html.viewer import write_page
