@@ -12,9 +12,8 @@ from referee.cluster.worker import EngineUnavailable, PluginMissing
 from referee.engines.outputs import UnsafeOutput
 from referee.engines.preflight import EngineNotReady
 from referee.engines.sandbox import SandboxError
-from referee.errors import CannotServe, OutputError, RefereeError, ReportError
+from referee.errors import CannotServe, DaskError, OutputError, RefereeError, ReportError
 from referee.results.store import StoreBusy, StoreError
-from referee.scheduling.address import DaskError
 
 REFUSALS: list[type[Exception]] = [
     EngineNotReady,

@@ -35,8 +35,7 @@ from referee.cli.options import (
 )
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.defaults import FOLDER_FILES, FORMATS
-from referee.errors import RefereeError, ReportError
-from referee.scheduling.address import DaskError
+from referee.errors import DaskError, RefereeError, ReportError
 
 # The store (SQLite), the tournament machinery and the Dask backend are imported by the
 # functions that use them, when the command runs.

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
+from referee.errors import DaskError as DaskError  # part of this module's API
 from referee.results.played import GameJob, Played
 from referee.scheduling.address import LOCAL, parse_address
-from referee.scheduling.address import DaskError as DaskError  # part of this module's API
 from referee.scheduling.seats import Seats
 
 if TYPE_CHECKING:

@@ -2,21 +2,15 @@
 
 It sits below the Dask backend (``referee.cluster``, which plays the games that scheduling
 plans, and so imports it): a tournament's settings check the address here without ever
-importing the cluster; and so does ``DaskError``, the backend's error, which the commands catch
-without importing it.
+importing the cluster. The backend's error, ``DaskError``, is ``referee.errors``', which the
+commands catch without importing the backend.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from referee.errors import RefereeError
-
 LOCAL: Final = "local:"
-
-
-class DaskError(RefereeError):
-    """The cluster cannot be used as asked; the message says why, for the user."""
 
 
 def parse_address(text: str) -> str:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ginproto.record import EngineInfo
 from ginproto.table import GameLog, Player, play_game
@@ -35,8 +35,10 @@ from referee.engines.affinity import CpuPlan
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
 from referee.results.played import GameJob, Played
-from referee.scheduling.config import TournamentConfig
 from referee.scheduling.seats import DebugLog, EngineSeats, Seats
+
+if TYPE_CHECKING:  # a match plays on the local workers too, and needs no tournament
+    from referee.scheduling.config import TournamentConfig
 
 log = logging.getLogger(__name__)
 
