@@ -40,19 +40,16 @@ that a notebook's event loop stays free; cancelling one does not stop the games 
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
-from ginproto.table import Fault
 from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, plural, too_long
 from referee.defaults import FOLDER_FILES
 from referee.engines.clock import DEFAULT_MARGIN, TimeControl
@@ -68,8 +65,16 @@ from referee.engines.outputs import (
 from referee.engines.preflight import preflight
 from referee.engines.sandbox import Limits, SandboxMode, start_warnings
 from referee.errors import CannotServe, OutputError, ReportError
+from referee.results.match import (
+    EngineStanding,
+    GameOutcome,
+    MatchInterrupted,
+    MatchResult,
+    SprtResult,
+    outcome_of,
+)
 from referee.results.played import Played
-from referee.results.stats import SPRT, EloInterval, MeanInterval, PairStats
+from referee.results.stats import SPRT
 from referee.scheduling.backends import cpu_plan
 from referee.scheduling.config import (
     ConfigError,
@@ -78,16 +83,7 @@ from referee.scheduling.config import (
     check_size,
     load_config,
 )
-from referee.scheduling.match import (
-    MatchConfig,
-    engine_names,
-    match_json,
-    random_seed,
-    run_match,
-    sprt_json,
-)
-from referee.scheduling.match import MatchInterrupted as _Interrupted
-from referee.scheduling.match import MatchResult as _Result
+from referee.scheduling.match import MatchConfig, engine_names, random_seed, run_match
 
 # The store (SQLite) and the tournament machinery are imported by play_tournament: a match
 # needs neither.
@@ -122,101 +118,6 @@ __all__ = [
 
 Warn = Callable[[str], None]
 @dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """One finished game of a match. Engines are numbered by their place in ``engines`` (from
-    0); players by their seat in the game (the seats rotate from game to game)."""
-
-    number: int
-    """The game's number in the match, from 1 (the record's ``[Game]`` header)."""
-    key: int
-    """Its deck sequence: the games of a duplicate set share one."""
-    engines: tuple[int, ...]
-    """The engine playing as each player: ``engines[player]``."""
-    winner: int | None
-    """The engine that won it, or None for a drawn game."""
-    end: GameEnd
-    """Why it ended: the target reached, the hand cap, or a forfeit."""
-    hands: int
-    """The hands played, drawn hands included."""
-    scores: tuple[tuple[int, ...], ...]
-    """The final scores: one tuple per game scored (three in Hollywood), each by engine."""
-    fault: Fault | None
-    """The ruling that forfeited it, if one did (``Fault.player`` is a player number)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EngineStanding:
-    """One engine's results in a match: the figures of a row of the result block."""
-
-    name: str
-    games: int
-    wins: int
-    losses: int
-    draws: int
-    score: float
-    """(wins + draws / 2) / games."""
-    hands: int
-    """The hands it held cards in."""
-    hands_won: int
-    points_per_hand: MeanInterval | None
-    """Points scored per hand it held cards in (0 for a hand lost or drawn), with its 95%
-    interval; None before any hand."""
-    faults: Mapping[str, int]
-    """Games forfeited, by fault kind (``"timeout"``, ``"crash"``...)."""
-    hollywood_games_won: int
-    """Hollywood: the games won of the three scored in each series."""
-
-
-@dataclass(frozen=True, slots=True)
-class SprtResult:
-    """Where the SPRT stopped: its log-likelihood ratio, its bounds and its verdict."""
-
-    llr: float
-    lower: float
-    upper: float
-    state: str
-    """``"H0"``, ``"H1"`` (accepted) or ``"continue"`` (undecided)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MatchResult:
-    """A finished match. The figures are those ``ginref match`` prints; intervals are 95%.
-    Two-engine figures (``elo``, ``los``, ``net_points_per_hand``, ``pairs``) are None in the
-    three-player game and before they can be computed. An infinite end of an interval (or an
-    infinite Elo, after a perfect record) is ``math.inf`` here and ``null`` in `to_json`."""
-
-    names: tuple[str, ...]
-    """Each engine's name, as shown: the one given, else the one it gives itself."""
-    variant: Variant
-    seed: int | str
-    """The seed of the deals: the same seed gives the same deals."""
-    games: tuple[GameOutcome, ...] = field(repr=False)
-    """Every finished game, in order."""
-    standings: tuple[EngineStanding, ...]
-    """Each engine's results, in the order of ``names``."""
-    elo: EloInterval | None
-    """The first engine's Elo difference against the second, with its interval."""
-    los: float | None
-    """The likelihood that the first engine is the stronger, from 0 to 1."""
-    net_points_per_hand: MeanInterval | None
-    """The first engine's points per hand minus the second's, with its interval."""
-    pairs: PairStats | None
-    """With ``duplicate``: the pentanomial counts of the pairs and the Elo they give."""
-    sprt: SprtResult | None
-    stopped_early: bool
-    """True when the SPRT decided before every game was played."""
-    table: str = field(repr=False)
-    """The result block and the standings table, as ``ginref match`` prints them."""
-    _json: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``ginref match --json`` prints for this match (as a new dict each time)."""
-        return copy.deepcopy(dict(self._json))
-
-
-
-
-@dataclass(frozen=True, slots=True)
 class MatchStart:
     """What a match is about to play, its engines checked: ``play_match``'s ``on_start``."""
 
@@ -229,15 +130,6 @@ class MatchStart:
     control: TimeControl
     cluster: str | None
     """The Dask cluster the games are played on, described; None for local workers."""
-
-
-class MatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `play_match`: ``result`` holds the games finished before it (each one
-    recorded whole; the games in progress are dropped), or None before game 1 was under way."""
-
-    def __init__(self, result: MatchResult | None) -> None:
-        super().__init__()
-        self.result = result
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,40 +338,34 @@ def _play_match(
                 config.seed, config.control, None if cluster is None else cluster.describe(),
             )
         )
-    outcomes: list[GameOutcome] = []
     records: list[GameRecord] = []
 
     def finished(done: Played, standings: Standings) -> None:
         if shown is not None:
             shown(done, standings)
-        outcomes.append(_outcome(done))
         if html is not None:
             records.append(_record(done, config.event))
         if on_game is not None:
-            on_game(outcomes[-1])
+            on_game(outcome_of(done))
 
     result = None
-    late = False  # Ctrl-C as the games ended, before on_over had returned
     try:
         try:
             result = run_match(config, display, finished, backend, stop)
         finally:
             if on_over is not None:
                 on_over()
-    except _Interrupted as exc:
+    except MatchInterrupted:
         remove_if_empty(made)
         if html is not None and records:
             _match_report(records, html, display, config)
-        raise MatchInterrupted(_match_result(config, display, exc.result, outcomes)) from None
+        raise
     except KeyboardInterrupt:
         if result is None:  # before the first game started
             remove_if_empty(made)
             raise MatchInterrupted(None) from None
-        late = True
-    public = _match_result(config, display, result, outcomes)
-    if late:
-        raise MatchInterrupted(public)
-    return _match_over(config, display, public, records, html, page)
+        raise MatchInterrupted(result) from None  # as the games ended, before on_over returned
+    return _match_over(config, display, result, records, html, page)
 
 
 def _match_page(
@@ -937,89 +823,6 @@ def _named_on_cluster(
     """Each engine named as it names itself on the cluster's workers (it may not even exist
     here), unless it was given a name."""
     return tuple(replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs))
-
-
-def _outcome(done: Played) -> GameOutcome:
-    lineup = done.job.lineup
-    game = done.log.game
-    assert game.end is not None, "a played game is over"
-
-    def by_engine(scores: Sequence[int]) -> tuple[int, ...]:
-        out = [0] * len(lineup)
-        for player, score in enumerate(scores):
-            out[lineup[player]] = score
-        return tuple(out)
-
-    return GameOutcome(
-        number=done.job.index + 1,
-        key=done.job.key,
-        engines=lineup,
-        winner=None if game.winner is None else lineup[game.winner],
-        end=game.end,
-        hands=len(game.entries),
-        scores=tuple(by_engine(game.final_scores(c)) for c in range(len(game.totals))),
-        fault=done.log.fault,
-    )
-
-
-def _match_result(
-    config: MatchConfig, names: Sequence[str], result: _Result, outcomes: Sequence[GameOutcome]
-) -> MatchResult:
-    standings = result.standings
-    two = standings.head_to_head() if len(names) == 2 else {}
-    pairs = standings.pairs() if len(names) == 2 else None
-    sprt_state = sprt_json(result.sprt)
-    return MatchResult(
-        names=tuple(names),
-        variant=config.rules.variant,
-        seed=config.seed,
-        games=tuple(outcomes),
-        standings=tuple(
-            EngineStanding(
-                name=t.name,
-                games=t.games,
-                wins=t.wins,
-                losses=t.losses,
-                draws=t.draws,
-                score=t.score,
-                hands=t.hands,
-                hands_won=t.hands_won,
-                points_per_hand=t.points.interval() if t.points.n else None,
-                faults=dict(sorted(t.faults.items())),
-                hollywood_games_won=t.columns_won,
-            )
-            for t in standings.tallies
-        ),
-        elo=EloInterval(**two["elo"]) if "elo" in two else None,
-        los=two.get("los"),
-        net_points_per_hand=MeanInterval(
-            two["net_points_per_hand"]["mean"],
-            two["net_points_per_hand"]["lo"],
-            two["net_points_per_hand"]["hi"],
-        )
-        if "net_points_per_hand" in two
-        else None,
-        pairs=None
-        if pairs is None
-        else PairStats(tuple(pairs["pentanomial"]), pairs["elo"], pairs["lo"], pairs["hi"]),
-        sprt=None if sprt_state is None else SprtResult(**sprt_state),
-        stopped_early=result.stopped_early,
-        table="\n".join(standings.lines()),
-        _json={**match_json(config, result), "forfeits": _forfeits_json(names, outcomes)},
-    )
-
-
-def _forfeits_json(
-    names: Sequence[str], outcomes: Sequence[GameOutcome]
-) -> list[dict[str, Any]]:
-    """Every forfeit of the match, in game order, with its kind and reason (``--json``)."""
-    from referee.views.faults import fault_json
-
-    return [
-        fault_json(g.number, g.engines[g.fault.player], names[g.engines[g.fault.player]], g.fault)
-        for g in outcomes
-        if g.fault is not None
-    ]
 
 
 def _report(write: Callable[[], object], out: str) -> None:

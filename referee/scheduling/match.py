@@ -25,9 +25,16 @@ from ginproto.text import ID_LIMIT, printable
 from referee.engines.clock import TimeControl
 from referee.engines.engine import EngineSpec
 from referee.engines.preflight import preflight
+from referee.results.match import (
+    GameOutcome,
+    MatchInterrupted,
+    MatchResult,
+    match_result,
+    outcome_of,
+)
 from referee.results.played import GameJob as GameJob  # part of this module's API
 from referee.results.played import Played
-from referee.results.report import Standings, finite_json, summarize
+from referee.results.report import Standings, summarize
 from referee.results.stats import SPRT
 from referee.scheduling.backends import Backend, JobContext, LocalBackend, cpu_plan
 from referee.scheduling.seats import DebugLog
@@ -143,23 +150,6 @@ class MatchConfig:
     affinity: bool = False  # pin each local worker's engines to CPUs of their own
 
 
-@dataclass(slots=True)
-class MatchResult:
-    standings: Standings
-    played: int
-    sprt: SPRT | None
-    stopped_early: bool
-
-
-class MatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``run_match``: ``result`` holds the games finished before it (each one
-    recorded whole); the games in progress are dropped, and none of them is recorded."""
-
-    def __init__(self, result: MatchResult) -> None:
-        super().__init__()
-        self.result = result
-
-
 @contextlib.contextmanager
 def deferred_interrupts() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back for the length of the block, then deliver them to the
@@ -184,26 +174,6 @@ def deferred_interrupts() -> Iterator[None]:
             signal.signal(which, handler)
         for signum in held:  # each one: a second Ctrl-C may mean more than the first
             signal.raise_signal(signum)
-
-
-def sprt_json(sprt: SPRT | None) -> dict[str, Any] | None:
-    """The SPRT's state as ``--json`` gives it: its log-likelihood ratio, bounds and verdict."""
-    if sprt is None:
-        return None
-    return {"llr": sprt.llr, "lower": sprt.lower, "upper": sprt.upper, "state": sprt.state}
-
-
-def match_json(config: MatchConfig, result: MatchResult) -> dict[str, Any]:
-    """The figures of ``ginref match --json``, built once for the command line and the Python
-    API alike: the standings' JSON, the seed, the variant, the SPRT and whether the match
-    stopped early. It has no infinities (``referee.results.report.finite_json``)."""
-    out = result.standings.to_json()
-    out["seed"] = config.seed
-    out["variant"] = str(config.rules.variant)
-    out["sprt"] = sprt_json(result.sprt)
-    out["stopped_early"] = result.stopped_early
-    json: dict[str, Any] = finite_json(out)
-    return json
 
 
 def _named(exc: OSError, path: str | None) -> OSError:
@@ -284,16 +254,18 @@ def run_match(
     standings. Engine faults are rulings inside the games; only referee bugs and failures of
     the referee's own files raise: ``OSError`` (naming the file) for the record, the debug log
     and the stderr files, which stops the match with every game finished before it kept in
-    the record. Once ``stop()`` says True, no new game starts."""
+    the record. Once ``stop()`` says True, no new game starts. Ctrl-C raises
+    ``MatchInterrupted``, with the result of the games recorded before it."""
     jobs = match_jobs(config)
+    rules = config.rules
     context = match_context(config, names)
     if backend is None:
         backend = LocalBackend(config.concurrency)
     standings = Standings(names, config.duplicate)
+    outcomes: list[GameOutcome] = []
     sprt = SPRT(*config.sprt) if config.sprt else None
     decided = threading.Event()
     today = datetime.date.today().strftime("%Y.%m.%d")
-    played = 0
     try:
         halt = decided.is_set if stop is None else lambda: decided.is_set() or stop()
         for done in backend.run(jobs, context.seats, halt):
@@ -303,7 +275,7 @@ def run_match(
                     _append(config, done, today)
                 summary = summarize(done.job.lineup, done.job.key, done.log)
                 standings.add(summary)
-                played += 1
+                outcomes.append(outcome_of(done))
                 if sprt is not None and len(names) == 2:
                     score = 0.5 if summary.winner is None else (1.0 if summary.winner == 0 else 0.0)
                     sprt.update(
@@ -314,8 +286,10 @@ def run_match(
                 if on_game is not None:
                     on_game(done, standings)
     except KeyboardInterrupt:
-        raise MatchInterrupted(MatchResult(standings, played, sprt, True)) from None
-    return MatchResult(standings, played, sprt, played < len(jobs))
+        result = match_result(names, rules.variant, config.seed, outcomes, standings, sprt, True)
+        raise MatchInterrupted(result) from None
+    stopped = len(outcomes) < len(jobs)
+    return match_result(names, rules.variant, config.seed, outcomes, standings, sprt, stopped)
 
 
 def _append(config: MatchConfig, done: Played, today: str) -> None:
