@@ -509,7 +509,8 @@ def play_tournament(
     from referee.scheduling.tournament import open_tournament
 
     # affinity = true in the config
-    _warn_affinity(cpu_plan(cfg.affinity, cfg.concurrency, len(cfg.engines), None, cfg.dask), warn)
+    plan = cpu_plan(cfg.affinity, cfg.concurrency, len(cfg.engines), dask=cfg.dask is not None)
+    _warn_affinity(plan, warn)
     errors = _path(stderr_dir)
     check_outputs(folders=[errors])  # UnsafeOutput (an OSError) before anything is made
     page, own_page = _page(serve)

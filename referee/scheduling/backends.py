@@ -88,7 +88,10 @@ class JobContext:
             config.startup_timeout,
             stderr_dir,
             affinity=cpu_plan(
-                config.affinity, config.concurrency, len(config.engines), None, config.dask
+                config.affinity,
+                config.concurrency,
+                len(config.engines),
+                dask=config.dask is not None,
             ),
         )
 
@@ -107,12 +110,12 @@ def cpu_plan(
     concurrency: int,
     engines: int,
     games: int | None = None,
-    dask: object = None,
+    dask: bool = False,
 ) -> CpuPlan | None:
     """With ``affinity``, which CPUs each local worker's engines run on
     (``referee.engines.affinity``): one set per game played at once (``concurrency``, or
     fewer when only ``games`` are to be played), of ``engines`` CPUs each. None without, and
-    on a cluster (``dask``: its address, or None), whose engines run on its workers."""
+    on a Dask cluster (``dask``), whose engines run on its workers."""
     if not affinity or dask:
         return None
     workers = concurrency if games is None else min(concurrency, games)
