@@ -106,5 +106,5 @@ def test_the_records_file_never_holds_a_game_the_store_did_not_commit(
         [(game, record)] = store.records()
     finally:
         store.close()
-    assert game == 0 and "[Game \"1\"]" in record
+    assert game == 0 and '[Game "1"]' in record
     assert (tmp_path / RECORDS_NAME).read_text() == record

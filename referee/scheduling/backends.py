@@ -484,5 +484,3 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before the request
             os.kill(os.getpid(), signal.SIGTERM)
-
-

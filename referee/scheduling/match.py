@@ -251,7 +251,7 @@ def run_match(
 ) -> MatchResult:
     """Play the match on ``backend`` (default: ``config.concurrency`` local workers), write
     each game's record as soon as it (and every game before it) is done, and return the
-    standings. Engine faults are rulings inside the games; only referee bugs and failures of
+    match's result. Engine faults are rulings inside the games; only referee bugs and failures of
     the referee's own files raise: ``OSError`` (naming the file) for the record, the debug log
     and the stderr files, which stops the match with every game finished before it kept in
     the record. Once ``stop()`` says True, no new game starts. Ctrl-C raises
