@@ -541,7 +541,7 @@ def play_tournament(
             backend, where = _tournament_backend(cfg, context, stack, watch)
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
-                    store, cfg, (backend, context), directory, resuming, where, page,
+                    store, cfg, backend, context, directory, resuming, where, page,
                     _path(html), on_start, on_game, stop, on_over,
                 )
         finally:
@@ -551,7 +551,8 @@ def play_tournament(
 def _play_tournament(
     store: Store,
     cfg: TournamentConfig,
-    where_and_what: tuple[Backend, JobContext],
+    backend: Backend,
+    context: JobContext,
     directory: str,
     resuming: bool,
     where: str | None,
@@ -562,8 +563,8 @@ def _play_tournament(
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
-    """The games of `play_tournament`, in its open store, played on a backend with the
-    engines of a context (``where_and_what``)."""
+    """The games of `play_tournament`, in its open store, played on ``backend`` with the
+    engines of ``context``."""
     from referee.results.standings import TournamentStandings
     from referee.scheduling.tournament import run_tournament
 
@@ -590,7 +591,6 @@ def _play_tournament(
     halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
     try:
         try:
-            backend, context = where_and_what
             run_tournament(store, cfg, backend, finished, stop=halt, context=context)
         finally:
             if on_over is not None:  # a Ctrl-C before it has returned is caught below

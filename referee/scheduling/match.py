@@ -32,8 +32,7 @@ from referee.results.match import (
     match_result,
     outcome_of,
 )
-from referee.results.played import GameJob as GameJob  # part of this module's API
-from referee.results.played import Played
+from referee.results.played import GameJob, Played
 from referee.results.report import Standings, summarize
 from referee.results.stats import SPRT
 from referee.scheduling.backends import Backend, JobContext, LocalBackend, cpu_plan
