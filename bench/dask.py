@@ -26,7 +26,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 # Run as a script, this file's folder comes first on the path, where its name would hide the
@@ -35,11 +35,11 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from referee.cluster.backend import DaskBackend, DaskCluster  # noqa: E402
-from referee.results.store import GameResult  # noqa: E402
+from referee.cluster.backend import DaskCluster  # noqa: E402
+from referee.results.played import GameJob, Played  # noqa: E402
 from referee.scheduling.backends import Backend, JobContext, LocalBackend  # noqa: E402
 from referee.scheduling.config import TournamentConfig, build_config  # noqa: E402
-from referee.scheduling.jobs import GameJob  # noqa: E402
+from referee.scheduling.seats import Seats  # noqa: E402
 from referee.scheduling.tournament import open_tournament, run_tournament  # noqa: E402
 
 ENGINES = [
@@ -79,25 +79,52 @@ def timed(cfg: TournamentConfig, backend: Backend) -> tuple[int, float, float, l
 
 
 class Replay:
-    """A backend whose games are already played: it hands back stored results at once."""
+    """A backend whose games are already played: it hands them back at once."""
 
-    def __init__(self, results: Sequence[GameResult]) -> None:
-        self.results = {r.game: r for r in results}
+    def __init__(self, games: Sequence[Played]) -> None:
+        self.games = {g.job.index: g for g in games}
 
     def run(
-        self, jobs: Sequence[GameJob], stop: Callable[[], bool] = lambda: False
-    ) -> Iterator[GameResult]:
+        self,
+        jobs: Iterable[GameJob],
+        seats: Callable[[], Seats],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> Iterator[Played]:
         for job in jobs:
-            yield self.results[job.index]
+            yield self.games[job.index]
 
 
-def commit_rate(cfg: TournamentConfig, results: Sequence[GameResult], copies: int) -> float:
-    """games/s of ``run_tournament`` committing ``copies`` rounds of already-played games."""
+class Recording:
+    """A backend that keeps every game another plays."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.games: list[Played] = []
+
+    def run(
+        self,
+        jobs: Iterable[GameJob],
+        seats: Callable[[], Seats],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> Iterator[Played]:
+        for done in self.inner.run(jobs, seats, stop):
+            self.games.append(done)
+            yield done
+
+
+def commit_rate(cfg: TournamentConfig, games: Sequence[Played], copies: int) -> float:
+    """games/s of ``run_tournament`` committing ``copies`` rounds of already-played games
+    (their records written, and stored with them in the store and the records file)."""
     big = config(cfg.games * copies, 1, int(cfg.seed or 0))
-    rows = {r.game: r for r in results}
-    per_round = len(results)
+    rows = {g.job.index: g for g in games}
+    per_round = len(games)
     # Game g of the big schedule is game (g mod one round) of the small one, renumbered.
-    replayed = [dataclasses.replace(rows[g % per_round], game=g) for g in range(per_round * copies)]
+    replayed = [
+        dataclasses.replace(
+            rows[g % per_round], job=dataclasses.replace(rows[g % per_round].job, index=g)
+        )
+        for g in range(per_round * copies)
+    ]
     with tempfile.TemporaryDirectory(prefix="ginref-bench-") as folder:
         store = open_tournament(big, folder, resume=False)
         try:
@@ -130,14 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     local_idle = dask_idle = 0.0
     same = True
     with DaskCluster(f"local:{args.workers}") as cluster:
-        backend = DaskBackend(cluster, context)
-        backend.check_engines()
+        cluster.check_engines(context.engines, context.control, context.startup_timeout)
         ready = time.perf_counter() - started
         for _ in range(args.rounds):
-            games, seconds, playing, local_records = timed(cfg, LocalBackend(context, args.workers))
+            games, seconds, playing, local_records = timed(cfg, LocalBackend(args.workers))
             if seconds < local_s:
                 local_s, local_idle = seconds, (seconds * args.workers - playing) / games
-            games, seconds, playing, dask_records = timed(cfg, backend)
+            games, seconds, playing, dask_records = timed(cfg, cluster)
             if seconds < dask_s:
                 dask_s, dask_idle = seconds, (seconds * args.workers - playing) / games
             same = same and dask_records == local_records
@@ -160,14 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ginref-bench-") as folder:
         store = open_tournament(cfg, folder, resume=False)
         try:
-            run_tournament(store, cfg, LocalBackend(context, args.workers))
-            results = list(store.results())
+            recording = Recording(LocalBackend(args.workers))
+            run_tournament(store, cfg, recording)
         finally:
             store.close()
-    rate = commit_rate(cfg, results, args.commits)
+    rate = commit_rate(cfg, recording.games, args.commits)
     print(
         f"{'commit rate limit':>22}: {rate:7.1f} games/s (the coordinator committing"
-        f" {len(results) * args.commits} played games to the store and the records file)"
+        f" {len(recording.games) * args.commits} played games to the store and the records file)"
     )
     return 0
 

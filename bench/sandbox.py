@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ginproto.rules import Rules
-from referee.scheduling.match import run_jobs, schedule
+from referee.scheduling.backends import LocalBackend
+from referee.scheduling.match import schedule
 from referee.scheduling.seats import EngineSeats
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec
@@ -78,7 +79,7 @@ def decisions_per_second(engines: list[str], games: int, policy: Policy) -> tupl
 
     started = time.perf_counter()
     decisions = 0
-    for done in run_jobs(jobs, seats, 1):
+    for done in LocalBackend(1).run(jobs, seats):
         for hand in done.log.hands:
             decisions += sum(1 + (step.advice is not None) for step in hand.steps)
     return decisions / (time.perf_counter() - started), decisions

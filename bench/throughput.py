@@ -51,7 +51,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ginproto.rules import Rules
-from referee.scheduling.match import run_jobs, schedule
+from referee.scheduling.backends import LocalBackend
+from referee.scheduling.match import schedule
 from referee.scheduling.seats import EngineSeats
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec
@@ -156,7 +157,7 @@ def match(engines: list[str], games: int, concurrency: int, seed: int = 2024) ->
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     hands = decisions = faults = 0
-    for done in run_jobs(jobs, seats, concurrency):
+    for done in LocalBackend(concurrency).run(jobs, seats):
         hands += len(done.log.hands)
         faults += done.log.fault is not None
         for hand in done.log.hands:

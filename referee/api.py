@@ -40,19 +40,16 @@ that a notebook's event loop stays free; cancelling one does not stop the games 
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ginproto.game import GameEnd
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules, Variant
-from ginproto.table import Fault
 from ginproto.text import NAME_LIMIT, SEED_LIMIT, nfc, plural, too_long
 from referee.defaults import FOLDER_FILES
 from referee.errors import CannotServe, OutputError, ReportError
@@ -61,7 +58,16 @@ from referee.outputs import (
     remove_if_empty,
     reserve_paths,
 )
-from referee.results.stats import EloInterval, MeanInterval, PairStats
+from referee.results.match import (
+    EngineStanding,
+    GameOutcome,
+    MatchInterrupted,
+    MatchResult,
+    SprtResult,
+    outcome_of,
+)
+from referee.results.played import Played
+from referee.scheduling.backends import cpu_plan
 from referee.scheduling.config import (
     CLOCK_KEYS,
     ConfigError,
@@ -70,20 +76,7 @@ from referee.scheduling.config import (
     check_size,
     load_config,
 )
-from referee.scheduling.match import (
-    JobRunner,
-    MatchConfig,
-    Played,
-    engine_names,
-    match_json,
-    random_seed,
-    run_jobs,
-    run_match,
-    sprt_json,
-)
-from referee.scheduling.match import MatchInterrupted as _Interrupted
-from referee.scheduling.match import MatchResult as _Result
-from referee.scheduling.match import cpu_plan as match_cpu_plan
+from referee.scheduling.match import MatchConfig, engine_names, random_seed, run_match
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec, sandboxed
 from referee.seat.preflight import preflight
@@ -100,7 +93,7 @@ if TYPE_CHECKING:
     from referee.results.report import Standings
     from referee.results.standings import TournamentStandings
     from referee.results.store import DirectoryLock, GameResult, Scheduled, Store
-    from referee.scheduling.backends import Backend, JobContext
+    from referee.scheduling.backends import Backend, JobContext, Watch
     from referee.views.live import Address
     from referee.views.live_page import LivePage
 
@@ -124,101 +117,6 @@ __all__ = [
 
 Warn = Callable[[str], None]
 @dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """One finished game of a match. Engines are numbered by their place in ``engines`` (from
-    0); players by their seat in the game (the seats rotate from game to game)."""
-
-    number: int
-    """The game's number in the match, from 1 (the record's ``[Game]`` header)."""
-    key: int
-    """Its deck sequence: the games of a duplicate set share one."""
-    engines: tuple[int, ...]
-    """The engine playing as each player: ``engines[player]``."""
-    winner: int | None
-    """The engine that won it, or None for a drawn game."""
-    end: GameEnd
-    """Why it ended: the target reached, the hand cap, or a forfeit."""
-    hands: int
-    """The hands played, drawn hands included."""
-    scores: tuple[tuple[int, ...], ...]
-    """The final scores: one tuple per game scored (three in Hollywood), each by engine."""
-    fault: Fault | None
-    """The ruling that forfeited it, if one did (``Fault.player`` is a player number)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EngineStanding:
-    """One engine's results in a match: the figures of a row of the result block."""
-
-    name: str
-    games: int
-    wins: int
-    losses: int
-    draws: int
-    score: float
-    """(wins + draws / 2) / games."""
-    hands: int
-    """The hands it held cards in."""
-    hands_won: int
-    points_per_hand: MeanInterval | None
-    """Points scored per hand it held cards in (0 for a hand lost or drawn), with its 95%
-    interval; None before any hand."""
-    faults: Mapping[str, int]
-    """Games forfeited, by fault kind (``"timeout"``, ``"crash"``...)."""
-    hollywood_games_won: int
-    """Hollywood: the games won of the three scored in each series."""
-
-
-@dataclass(frozen=True, slots=True)
-class SprtResult:
-    """Where the SPRT stopped: its log-likelihood ratio, its bounds and its verdict."""
-
-    llr: float
-    lower: float
-    upper: float
-    state: str
-    """``"H0"``, ``"H1"`` (accepted) or ``"continue"`` (undecided)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MatchResult:
-    """A finished match. The figures are those ``ginref match`` prints; intervals are 95%.
-    Two-engine figures (``elo``, ``los``, ``net_points_per_hand``, ``pairs``) are None in the
-    three-player game and before they can be computed. An infinite end of an interval (or an
-    infinite Elo, after a perfect record) is ``math.inf`` here and ``null`` in `to_json`."""
-
-    names: tuple[str, ...]
-    """Each engine's name, as shown: the one given, else the one it gives itself."""
-    variant: Variant
-    seed: int | str
-    """The seed of the deals: the same seed gives the same deals."""
-    games: tuple[GameOutcome, ...] = field(repr=False)
-    """Every finished game, in order."""
-    standings: tuple[EngineStanding, ...]
-    """Each engine's results, in the order of ``names``."""
-    elo: EloInterval | None
-    """The first engine's Elo difference against the second, with its interval."""
-    los: float | None
-    """The likelihood that the first engine is the stronger, from 0 to 1."""
-    net_points_per_hand: MeanInterval | None
-    """The first engine's points per hand minus the second's, with its interval."""
-    pairs: PairStats | None
-    """With ``duplicate``: the pentanomial counts of the pairs and the Elo they give."""
-    sprt: SprtResult | None
-    stopped_early: bool
-    """True when the SPRT decided before every game was played."""
-    table: str = field(repr=False)
-    """The result block and the standings table, as ``ginref match`` prints them."""
-    _json: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``ginref match --json`` prints for this match (as a new dict each time)."""
-        return copy.deepcopy(dict(self._json))
-
-
-
-
-@dataclass(frozen=True, slots=True)
 class MatchStart:
     """What a match is about to play, its engines checked: ``play_match``'s ``on_start``."""
 
@@ -231,15 +129,6 @@ class MatchStart:
     control: TimeControl
     cluster: str | None
     """The Dask cluster the games are played on, described; None for local workers."""
-
-
-class MatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `play_match`: ``result`` holds the games finished before it (each one
-    recorded whole; the games in progress are dropped), or None before game 1 was under way."""
-
-    def __init__(self, result: MatchResult | None) -> None:
-        super().__init__()
-        self.result = result
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +210,7 @@ def play_match(
             specs = _sandboxed(specs, box, engine_limits, out)
             if page is not None:
                 page.open(event, "match")
-            specs, runner, cluster = _cluster(stack, dask, specs, time)
+            specs, cluster = _cluster(stack, dask, specs, time)
             config = _match_config(
                 specs,
                 the_rules,
@@ -335,7 +224,7 @@ def play_match(
                 event,
                 affinity,
             )
-            _warn_affinity(match_cpu_plan(config), warn)
+            _warn_affinity(cpu_plan(affinity, concurrency, count, games), warn)
             display = engine_names(config, check=cluster is None)
         except KeyboardInterrupt:
             remove_if_empty(made)
@@ -344,8 +233,7 @@ def play_match(
             remove_if_empty(made)
             raise
         return _play_match(
-            config, display, runner, page, cluster is None, made, out.path("html"),
-            None if cluster is None else cluster.describe(), on_start, on_game, stop,
+            config, display, cluster, page, made, out.path("html"), on_start, on_game, stop,
             on_over,
         )
 
@@ -371,16 +259,16 @@ def _sandboxed(
 
 def _cluster(
     stack: ExitStack, dask: str | None, specs: tuple[EngineSpec, ...], clock: Clock
-) -> tuple[tuple[EngineSpec, ...], JobRunner, DaskCluster | None]:
-    """The engines and the runner of a match's games: local workers, or the ``dask``
-    cluster's (closed with ``stack``), every engine checked and named on its workers."""
+) -> tuple[tuple[EngineSpec, ...], DaskCluster | None]:
+    """The engines of a match and the ``dask`` cluster that plays its games (closed with
+    ``stack``; None: the local workers), every engine checked and named on its workers."""
     if dask is None:
-        return specs, run_jobs, None
+        return specs, None
     from referee.cluster.backend import DaskCluster
 
     cluster = stack.enter_context(DaskCluster(dask))
     ids = cluster.check_engines(specs, clock.control, clock.startup)
-    return _named_on_cluster(ids, specs), cluster.run_jobs, cluster
+    return _named_on_cluster(ids, specs), cluster
 
 
 def _match_config(
@@ -441,80 +329,94 @@ def _check_match(
 def _play_match(
     config: MatchConfig,
     display: list[str],
-    runner: JobRunner,
+    cluster: DaskCluster | None,
     page: LivePage | None,
-    local: bool,
     made: list[str],
     html: str | None,
-    where: str | None,
     on_start: Callable[[MatchStart], None] | None,
     on_game: Callable[[GameOutcome], None] | None,
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
 ) -> MatchResult:
-    """The games of `play_match`, its engines checked and named. ``on_over`` is called as
-    soon as no game is being played any more, within the reach of the Ctrl-C handling of
-    the games."""
-    from ginproto.record import record_from_log
-
-    shown = None
-    if page is not None:
-        from referee.scheduling.match import match_jobs
-        from referee.views.live import feed_match
-
-        # No seed in the title: the page shows it only once the match is over.
-        page.state.title = f"{' vs '.join(display)}: {config.rules.variant}"
-        shown = feed_match(
-            page.state, display, match_jobs(config), config.seed, config.sprt, config.event
-        )
-        if local:
-            runner = page.watching(runner, display)
+    """The games of `play_match`, its engines checked and named, played on ``cluster`` or on
+    local workers. ``on_over`` is called as soon as no game is being played any more, within
+    the reach of the Ctrl-C handling of the games."""
+    shown, watch = _match_page(page, config, display, local=cluster is None)
+    backend = _backend(cluster, config.concurrency, watch)
     if on_start is not None:
         on_start(
             MatchStart(
                 tuple(display), config.rules.variant, config.games, config.duplicate,
-                config.seed, config.control, where,
+                config.seed, config.control, None if cluster is None else cluster.describe(),
             )
         )
-    outcomes: list[GameOutcome] = []
     records: list[GameRecord] = []
 
     def finished(done: Played, standings: Standings) -> None:
         if shown is not None:
             shown(done, standings)
-        outcomes.append(_outcome(done))
         if html is not None:
-            records.append(
-                record_from_log(
-                    done.log, done.engines, event=config.event,
-                    extra=[("Game", str(done.job.index + 1))],
-                )
-            )
+            records.append(_record(done, config.event))
         if on_game is not None:
-            on_game(outcomes[-1])
+            on_game(outcome_of(done))
 
     result = None
-    late = False  # Ctrl-C as the games ended, before on_over had returned
     try:
         try:
-            result = run_match(config, display, finished, runner, stop)
+            result = run_match(config, display, finished, backend, stop)
         finally:
             if on_over is not None:
                 on_over()
-    except _Interrupted as exc:
+    except MatchInterrupted:
         remove_if_empty(made)
         if html is not None and records:
             _match_report(records, html, display, config)
-        raise MatchInterrupted(_match_result(config, display, exc.result, outcomes)) from None
+        raise
     except KeyboardInterrupt:
         if result is None:  # before the first game started
             remove_if_empty(made)
             raise MatchInterrupted(None) from None
-        late = True
-    public = _match_result(config, display, result, outcomes)
-    if late:
-        raise MatchInterrupted(public)
+        raise MatchInterrupted(result) from None  # as the games ended, before on_over returned
+    return _match_over(config, display, result, records, html, page)
+
+
+def _match_page(
+    page: LivePage | None, config: MatchConfig, display: list[str], local: bool
+) -> tuple[Callable[[Played, Standings], None] | None, Watch | None]:
+    """The live page's hook for each finished game, and the watch of the games in progress
+    (local games only), or None for both without a page."""
+    if page is None:
+        return None, None
+    from referee.scheduling.match import match_jobs
+    from referee.views.live import feed_match
+
+    # No seed in the title: the page shows it only once the match is over.
+    page.state.title = f"{' vs '.join(display)}: {config.rules.variant}"
+    shown = feed_match(
+        page.state, display, match_jobs(config), config.seed, config.sprt, config.event
+    )
+    return shown, page.watch(display) if local else None
+
+
+def _record(done: Played, event: str) -> GameRecord:
+    """The record of a finished game, for the HTML report."""
+    from ginproto.record import record_from_log
+
+    extra = [("Game", str(done.job.index + 1))]
+    return record_from_log(done.log, done.engines, event=event, extra=extra)
+
+
+def _match_over(
+    config: MatchConfig,
+    display: list[str],
+    public: MatchResult,
+    records: list[GameRecord],
+    html: str | None,
+    page: LivePage | None,
+) -> MatchResult:
+    """A match whose games are over: its HTML report and its live page's last word."""
     failed: ReportError | None = None
+    played = len(public.games)
     try:  # Ctrl-C once the games are over: the result of every game, at once
         if html is not None:
             try:
@@ -523,9 +425,9 @@ def _play_match(
                 failed = ReportError(str(exc), public)
         if page is not None:
             page.over(
-                f"stopped early after {result.played} of {plural(config.games, 'game')}"
-                if result.stopped_early
-                else f"complete: {result.played} of {plural(config.games, 'game')}"
+                f"stopped early after {played} of {plural(config.games, 'game')}"
+                if public.stopped_early
+                else f"complete: {played} of {plural(config.games, 'game')}"
             )
     except KeyboardInterrupt:
         raise MatchInterrupted(public) from None
@@ -574,10 +476,12 @@ def play_tournament(
     warn = on_warning or _log_warning
     for line in start_warnings(cfg.sandbox.chosen_mode):  # SandboxError: "require", cannot run
         warn(line)
-    from referee.scheduling.backends import JobContext, cpu_plan
+    from referee.scheduling.backends import JobContext
     from referee.scheduling.tournament import open_tournament
 
-    _warn_affinity(cpu_plan(cfg), warn)  # affinity = true in the config
+    # affinity = true in the config
+    plan = cpu_plan(cfg.affinity, cfg.concurrency, len(cfg.engines), dask=cfg.dask is not None)
+    _warn_affinity(plan, warn)
     errors = out.path("stderr_dir")
     out.check()  # UnsafeOutput (an OSError) before anything is made
     page, own_page = _page(serve)
@@ -597,11 +501,12 @@ def play_tournament(
             except OSError as exc:
                 raise OutputError.cannot_write(exc) from None
             watch = None if page is None or cfg.dask is not None else page.watch(cfg.names)
-            backend, where = _backend(cfg, JobContext.of(cfg, errors, hidden), stack, watch)
+            context = JobContext.of(cfg, errors, hidden)
+            backend, where = _tournament_backend(cfg, context, stack, watch)
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
-                    store, cfg, backend, directory, resuming, where, page, out.path("html"),
-                    on_start, on_game, stop, on_over,
+                    store, cfg, backend, context, directory, resuming, where, page,
+                    out.path("html"), on_start, on_game, stop, on_over,
                 )
         finally:
             lock.release()
@@ -684,6 +589,7 @@ def _play_tournament(
     store: Store,
     cfg: TournamentConfig,
     backend: Backend,
+    context: JobContext,
     directory: str,
     resuming: bool,
     where: str | None,
@@ -694,7 +600,8 @@ def _play_tournament(
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
 ) -> TournamentStandings:
-    """The games of `play_tournament`, in its open store."""
+    """The games of `play_tournament`, in its open store, played on ``backend`` with the
+    engines of ``context``."""
     from referee.results.standings import TournamentStandings
     from referee.scheduling.tournament import run_tournament
 
@@ -721,7 +628,7 @@ def _play_tournament(
     halt()  # first asked as the games begin (ginref takes Ctrl-C over from here)
     try:
         try:
-            run_tournament(store, cfg, backend, finished, stop=halt)
+            run_tournament(store, cfg, backend, finished, stop=halt, context=context)
         finally:
             if on_over is not None:  # a Ctrl-C before it has returned is caught below
                 on_over()
@@ -944,89 +851,6 @@ def _named_on_cluster(
     return tuple(replace(s, name=s.name or ids[i] or s.label) for i, s in enumerate(specs))
 
 
-def _outcome(done: Played) -> GameOutcome:
-    lineup = done.job.lineup
-    game = done.log.game
-    assert game.end is not None, "a played game is over"
-
-    def by_engine(scores: Sequence[int]) -> tuple[int, ...]:
-        out = [0] * len(lineup)
-        for player, score in enumerate(scores):
-            out[lineup[player]] = score
-        return tuple(out)
-
-    return GameOutcome(
-        number=done.job.index + 1,
-        key=done.job.key,
-        engines=lineup,
-        winner=None if game.winner is None else lineup[game.winner],
-        end=game.end,
-        hands=len(game.entries),
-        scores=tuple(by_engine(game.final_scores(c)) for c in range(len(game.totals))),
-        fault=done.log.fault,
-    )
-
-
-def _match_result(
-    config: MatchConfig, names: Sequence[str], result: _Result, outcomes: Sequence[GameOutcome]
-) -> MatchResult:
-    standings = result.standings
-    two = standings.head_to_head() if len(names) == 2 else {}
-    pairs = standings.pairs() if len(names) == 2 else None
-    sprt_state = sprt_json(result.sprt)
-    return MatchResult(
-        names=tuple(names),
-        variant=config.rules.variant,
-        seed=config.seed,
-        games=tuple(outcomes),
-        standings=tuple(
-            EngineStanding(
-                name=t.name,
-                games=t.games,
-                wins=t.wins,
-                losses=t.losses,
-                draws=t.draws,
-                score=t.score,
-                hands=t.hands,
-                hands_won=t.hands_won,
-                points_per_hand=t.points.interval() if t.points.n else None,
-                faults=dict(sorted(t.faults.items())),
-                hollywood_games_won=t.columns_won,
-            )
-            for t in standings.tallies
-        ),
-        elo=EloInterval(**two["elo"]) if "elo" in two else None,
-        los=two.get("los"),
-        net_points_per_hand=MeanInterval(
-            two["net_points_per_hand"]["mean"],
-            two["net_points_per_hand"]["lo"],
-            two["net_points_per_hand"]["hi"],
-        )
-        if "net_points_per_hand" in two
-        else None,
-        pairs=None
-        if pairs is None
-        else PairStats(tuple(pairs["pentanomial"]), pairs["elo"], pairs["lo"], pairs["hi"]),
-        sprt=None if sprt_state is None else SprtResult(**sprt_state),
-        stopped_early=result.stopped_early,
-        table="\n".join(standings.lines()),
-        _json={**match_json(config, result), "forfeits": _forfeits_json(names, outcomes)},
-    )
-
-
-def _forfeits_json(
-    names: Sequence[str], outcomes: Sequence[GameOutcome]
-) -> list[dict[str, Any]]:
-    """Every forfeit of the match, in game order, with its kind and reason (``--json``)."""
-    from referee.views.faults import fault_json
-
-    return [
-        fault_json(g.number, g.engines[g.fault.player], names[g.engines[g.fault.player]], g.fault)
-        for g in outcomes
-        if g.fault is not None
-    ]
-
-
 def _report(write: Callable[[], object], out: str) -> None:
     """Write an HTML report; a failure is a `ReportError` naming the file."""
     from ginproto.record import RecordError
@@ -1083,20 +907,29 @@ def _stored(directory: str) -> dict[str, Any]:
 
 
 def _backend(
+    cluster: DaskCluster | None, concurrency: int, watch: Watch | None = None
+) -> Backend:
+    """Where a match's or a tournament's games are played: on the Dask cluster, else on
+    ``concurrency`` local workers (their games in progress shown through ``watch``)."""
+    if cluster is not None:
+        return cluster
+    from referee.scheduling.backends import LocalBackend
+
+    return LocalBackend(concurrency, watch)
+
+
+def _tournament_backend(
     cfg: TournamentConfig,
     context: JobContext,
     stack: ExitStack,
-    watch: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
+    watch: Watch | None = None,
 ) -> tuple[Backend, str | None]:
-    """Local workers (their seats wrapped by ``watch``), or the config's Dask cluster with
-    every engine checked on every worker (closed with ``stack``), and its description."""
+    """The tournament's backend (``_backend``): local workers, or the config's Dask cluster
+    with every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
-        from referee.scheduling.backends import LocalBackend
-
-        return LocalBackend(context, cfg.concurrency, watch), None
-    from referee.cluster.backend import DaskBackend, DaskCluster
+        return _backend(None, cfg.concurrency, watch), None
+    from referee.cluster.backend import DaskCluster
 
     cluster = stack.enter_context(DaskCluster(cfg.dask))
-    backend = DaskBackend(cluster, context)
-    backend.check_engines()
-    return backend, cluster.describe()
+    cluster.check_engines(context.engines, context.control, context.startup_timeout)
+    return _backend(cluster, cfg.concurrency), cluster.describe()

@@ -7,7 +7,7 @@ sentence to show, and ``exit_code`` the code ``ginref`` exits with: the command 
 every one of them into ``Error: MESSAGE`` in one place (``referee.cli``), and a Python caller
 catches the one base. The kinds keep their names where they were first defined:
 ``referee.seat.preflight.EngineNotReady``, ``referee.results.store.StoreError``
-(``StoreBusy``...), ``referee.cluster.address.DaskError``, ``referee.seat.sandbox.SandboxError``,
+(``StoreBusy``...), ``referee.seat.sandbox.SandboxError``,
 ``referee.cluster.worker.EngineUnavailable`` and ``PluginMissing``,
 ``referee.outputs.UnsafeOutput`` (an ``OSError`` too), and those below.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CannotServe", "OutputError", "RefereeError", "ReportError"]
+__all__ = ["CannotServe", "DaskError", "OutputError", "RefereeError", "ReportError"]
 
 
 class RefereeError(Exception):
@@ -27,6 +27,12 @@ class RefereeError(Exception):
 
     exit_code: int = 1
     """What ``ginref`` exits with after printing ``Error: MESSAGE``."""
+
+
+class DaskError(RefereeError):
+    """The Dask cluster cannot be used as asked (``referee.cluster``); the message says why,
+    for the user. It lives here, not with the cluster, so that the commands catch it without
+    importing the cluster, and the settings raise it without reaching above themselves."""
 
 
 class OutputError(RefereeError):

@@ -237,7 +237,7 @@ def dask_option(help_text: str) -> Callable[[F], F]:
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None:
             return None
-        from referee.cluster.address import parse_address
+        from referee.scheduling.address import parse_address
 
         try:
             return parse_address(value)

@@ -38,9 +38,8 @@ from referee.cli.options import (
     seed_value,
 )
 from referee.cli.serve import Live, check_serve, serve_option
-from referee.cluster.address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
-from referee.errors import RefereeError, ReportError
+from referee.errors import DaskError, RefereeError, ReportError
 
 # The store (SQLite), the tournament machinery and the Dask backend are imported by the
 # functions that use them, when the command runs.

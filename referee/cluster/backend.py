@@ -1,12 +1,14 @@
 """Past one machine: the games of a match or a tournament played on a Dask cluster.
 
-Every game is a pure job (``referee.scheduling.match.GameJob``), so a cluster only has to play jobs
-and hand back finished games. ``DaskCluster`` connects to a Dask scheduler (``dask scheduler`` and
-``dask worker``, or any Dask deployment), or starts a ``LocalCluster`` for ``local:N``. Before
-game 1 it checks, on every worker (``Client.run``), that each engine starts and completes its
-handshake, and refuses to begin otherwise, naming the worker and the engine. Then each game
-is a task that a worker plays with its own engine processes, kept warm from game to game by a
-worker plugin (``referee.cluster.worker``) and closed when the run ends or the worker leaves.
+Every game is a pure job (``referee.results.played.GameJob``), so a cluster only has to play
+jobs and hand back finished games (``Played``): ``DaskCluster`` is a ``Backend``
+(``referee.scheduling.backends``), the same for a match and a tournament. It connects to a
+Dask scheduler (``dask scheduler`` and ``dask worker``, or any Dask deployment), or starts a
+``LocalCluster`` for ``local:N``. Before game 1 it checks, on every worker (``Client.run``),
+that each engine starts and completes its handshake, and refuses to begin otherwise, naming the
+worker and the engine. Then each game is a task that a worker plays with its own engine
+processes, kept warm from game to game by a worker plugin (``referee.cluster.worker``) and
+closed when the run ends or the worker leaves.
 
 The ``ginref`` process stays the only writer: it submits a bounded window of jobs (a few per
 worker thread, refilled from ``as_completed`` as games finish, never the whole schedule) and
@@ -23,19 +25,18 @@ a cluster is asked for, and says how to install it when it is missing.
 from __future__ import annotations
 
 import collections
-import functools
 import logging
 import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
-from referee.cluster.address import LOCAL, parse_address
-from referee.cluster.address import DaskError as DaskError  # part of this module's API
-from referee.scheduling.jobs import GameJob
-from referee.scheduling.match import Played, Seats
+from referee.errors import DaskError as DaskError  # part of this module's API
+from referee.results.played import GameJob, Played
+from referee.scheduling.address import LOCAL, parse_address
+from referee.scheduling.seats import Seats
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec
 
@@ -43,13 +44,9 @@ if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
     from referee.cluster.worker import EnginesPlugin
-    from referee.results.store import GameResult
-    from referee.scheduling.backends import JobContext
 
 log = logging.getLogger(__name__)
 _STOP_WORKERS_TIMEOUT = 10.0  # seconds a local cluster's workers get to stop before it closes
-
-T = TypeVar("T")
 
 INSTALL: Final = "pip install 'ginproto[dask]'"
 _ATTEMPTS: Final = 5  # submissions of one game lost with the scheduler before giving up
@@ -68,7 +65,8 @@ def _distributed() -> Any:
 
 
 class DaskCluster:
-    """A connection to a Dask cluster (or a ``LocalCluster`` it started) that plays jobs.
+    """A connection to a Dask cluster (or a ``LocalCluster`` it started) that plays jobs: the
+    ``Backend`` of a match or a tournament on Dask (``run``).
 
     ``connect_timeout`` defaults to Dask's own (``distributed.comm.timeouts.connect``, which
     ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT`` sets); it also bounds the wait for a first
@@ -241,17 +239,17 @@ class DaskCluster:
     def run(
         self,
         jobs: Iterable[GameJob],
-        seats_factory: Callable[[], Seats],
-        stop: Callable[[], bool],
-        finish: Callable[[Played, float], T],
-    ) -> Iterator[T]:
-        """Play ``jobs`` on the workers and yield ``finish(played, seconds)`` of each (run on
-        the worker) **in job order**. When ``stop()`` turns true no new job is submitted; the
-        ones submitted finish and are yielded."""
+        seats: Callable[[], Seats],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> Iterator[Played]:
+        """Play ``jobs`` on the workers, each with the players of ``seats()`` (made and kept
+        warm there), and yield them **in job order** (a ``Backend``: the cluster's threads
+        decide how many games run at once). When ``stop()`` turns true no new job is
+        submitted; the ones submitted finish and are yielded."""
         from referee.cluster.worker import EnginesPlugin
 
         name = f"ginref-{uuid.uuid4().hex[:12]}"
-        plugin = EnginesPlugin(seats_factory, finish, self._check, self._checked)
+        plugin = EnginesPlugin(seats, self._check, self._checked)
         self.client.register_plugin(plugin, name=name)
         self._plugins.add(name)
         try:
@@ -267,53 +265,12 @@ class DaskCluster:
         except Exception as exc:
             log.info("could not close the engines on the workers: %s", exc)
 
-    def run_jobs(
-        self,
-        jobs: Iterable[GameJob],
-        seats_factory: Callable[[], Seats],
-        concurrency: int = 1,
-        stop: Callable[[], bool] = lambda: False,
-    ) -> Iterator[Played]:
-        """``referee.scheduling.match.run_jobs`` on the cluster: the finished games in job order.
-        The cluster's threads decide how many games run at once, not ``concurrency``."""
-        return self.run(jobs, seats_factory, stop, _played)
-
 
 def _unfit(exc: ImportError) -> str:
     return (
         f"a Dask worker cannot import what a game needs ({exc}): install ginproto[dask], the"
         " same version as here, on every worker"
     )
-
-
-def _played(done: Played, seconds: float) -> Played:
-    return done
-
-
-def _result(context: JobContext, done: Played, seconds: float) -> GameResult:
-    from referee.scheduling.backends import result_of
-
-    return result_of(context, done.job, done.log, done.engines, seconds)
-
-
-class DaskBackend:
-    """A tournament ``Backend`` on a Dask cluster: each worker plays the game and writes its
-    record and summary (``GameResult``); the caller commits them, in job order."""
-
-    def __init__(self, cluster: DaskCluster, context: JobContext) -> None:
-        self.cluster = cluster
-        self.context = context
-
-    def check_engines(self) -> None:
-        """The check before game 1 (see ``DaskCluster.check_engines``)."""
-        c = self.context
-        self.cluster.check_engines(c.engines, c.control, c.startup_timeout)
-
-    def run(
-        self, jobs: Iterable[GameJob], stop: Callable[[], bool] = lambda: False
-    ) -> Iterator[GameResult]:
-        finish = functools.partial(_result, self.context)
-        return self.cluster.run(jobs, self.context.seats, stop, finish)
 
 
 class _Window:
@@ -341,7 +298,7 @@ class _Window:
         self.futures: dict[int, Future[Any]] = {}  # job index -> its current future
         self.keys: dict[object, int] = {}  # a current future's key -> its job index
         self.attempts: dict[int, int] = {}
-        self.done: dict[int, Any] = {}
+        self.done: dict[int, Played] = {}
         self.completed = distributed.as_completed(loop=self.client.loop)
         self._size = 0
         self._sized = -math.inf
@@ -395,7 +352,7 @@ class _Window:
             self.order.append(job)
             self.submit(job)
 
-    def results(self) -> Iterator[Any]:
+    def results(self) -> Iterator[Played]:
         from referee.cluster.worker import PluginMissing
 
         try:

@@ -7,9 +7,10 @@ A run registers one ``EnginesPlugin`` on the cluster. Dask gives every worker it
 (one per game running at once on that worker, started on first use, with the same
 ``Seats`` code as the local pool: ``referee.scheduling.seats.EngineSeats``, which starts engines
 through ``referee.seat.process``), plays the game with the one game loop
-(``ginproto.table.play_game``), hands the seats back warm, and returns what ``finish`` makes of the
-finished game. ``teardown`` (the run unregistering the plugin, or the worker leaving) closes every
-engine: at once when idle, at the end of its game otherwise.
+(``ginproto.table.play_game``, through ``referee.scheduling.backends.play``), hands the seats
+back warm, and returns the finished game (``Played``). ``teardown`` (the run unregistering the
+plugin, or the worker leaving) closes every engine: at once when idle, at the end of its game
+otherwise.
 
 A worker that joins after the check made before game 1 checks its engines itself before its
 first game, and refuses the game (``EngineUnavailable``, which ends the run with a clear
@@ -23,18 +24,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 from distributed.worker import Worker
 
-from ginproto.table import PlayerFault, play_game
+from ginproto.table import PlayerFault
 from ginproto.text import plural
 from referee.errors import RefereeError
-from referee.scheduling.jobs import GameJob
-from referee.scheduling.match import Played, Seats
+from referee.results.played import GameJob, Played
+from referee.scheduling.backends import play
+from referee.scheduling.seats import Seats
 from referee.seat.clock import TimeControl
 from referee.seat.player import EnginePlayer, EngineSpec
 from referee.seat.preflight import launch_isolated
@@ -123,12 +124,10 @@ class EnginesPlugin(WorkerPlugin):
     def __init__(
         self,
         seats_factory: Callable[[], Seats],
-        finish: Callable[[Played, float], Any],
         check: EngineCheck | None,
         checked: frozenset[str],
     ) -> None:
         self.seats_factory = seats_factory
-        self.finish = finish
         self.check = check
         self.checked = checked  # workers that passed the check before game 1
         self._fresh()
@@ -142,7 +141,7 @@ class EnginesPlugin(WorkerPlugin):
         self._closed = False
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("seats_factory", "finish", "check", "checked")}
+        return {k: getattr(self, k) for k in ("seats_factory", "check", "checked")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -190,23 +189,20 @@ class EnginesPlugin(WorkerPlugin):
                 return
         seats.close()
 
-    def play(self, job: GameJob) -> Any:
-        """Play ``job`` with warm engines and return ``finish(played, seconds)``."""
+    def play(self, job: GameJob) -> Played:
+        """Play ``job`` with warm engines."""
         self._ensure_fit()
         seats = self._borrow()
         try:
-            started = time.monotonic()
-            game = play_game(job.rules, seats.players(job), job.seed, job.key)
-            engines = seats.finished(job, game)
-            seconds = time.monotonic() - started
+            done = play(seats, job)
         except BaseException:
             seats.close()  # engines in an unknown state: never reused
             raise
         self._give_back(seats)
-        return self.finish(Played(job, game, engines), seconds)
+        return done
 
 
-def play_game_task(plugin: str, job: GameJob) -> Any:
+def play_game_task(plugin: str, job: GameJob) -> Played:
     """The Dask task of one game: play ``job`` with this worker's copy of the run's plugin."""
     worker = get_worker()
     engines = worker.plugins.get(plugin)

@@ -1,3 +1,5 @@
-"""What the games come to: a tournament's store (``store``) and its check against the records
-(``integrity``), a match's standings (``report``) and the statistics under them (``stats``).
+"""What the games come to: a game to play and a game played (``played``: what every backend
+takes and gives), a match's result (``match``) and standings (``report``), a tournament's
+standings (``standings``), store (``store``) and its check against the records
+(``integrity``), and the statistics under them (``stats``).
 """

@@ -32,9 +32,9 @@ from engines import BUILTIN
 from ginproto.protocol import check_rules_fit
 from ginproto.rules import Rules
 from ginproto.text import EVENT_LIMIT, NAME_LIMIT, SEED_LIMIT, nfc, plural, printable, too_long
-from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.outputs import UnsafeOutput, check_folder
+from referee.scheduling.address import parse_address
 from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError
 from referee.seat.player import EngineSpec
 from referee.seat.sandbox import Limits, Policy, SandboxMode

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import overload
 
 from ginproto.rules import Rules
+from referee.results.played import GameJob
 from referee.results.store import Scheduled
 from referee.scheduling.config import TournamentConfig, pairings
-from referee.scheduling.jobs import GameJob
 from referee.scheduling.match import Schedule, schedule
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""A worker's engine processes, kept warm from game to game and restarted after a fault; and
-the debug log of every protocol line."""
+"""A worker's players (``Seats``): its engine processes, kept warm from game to game and
+restarted after a fault (``EngineSeats``); and the debug log of every protocol line."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from ginproto.record import EngineInfo
 from ginproto.table import Fault, FaultKind, GameLog, Player
@@ -22,10 +22,27 @@ from referee.seat.clock import TimeControl
 from referee.seat.player import EnginePlayer, EngineSpec
 from referee.seat.process import LineHook, stderr_lines
 
-if TYPE_CHECKING:  # the match module runs seats; seats only name its jobs
-    from referee.scheduling.jobs import GameJob
+if TYPE_CHECKING:  # the backends run seats; seats only name their jobs
+    from referee.results.played import GameJob
 
 log = logging.getLogger(__name__)
+
+
+class Seats(Protocol):
+    """One worker's players. It may keep engine processes warm from game to game."""
+
+    def players(self, job: GameJob) -> list[Player]:
+        """The players for ``job``, by player number, ready for a new game."""
+        ...
+
+    def finished(self, job: GameJob, game: GameLog) -> tuple[EngineInfo, ...]:
+        """Called after each game, e.g. to restart an engine that faulted. Returns what the
+        record says of each player (by player number)."""
+        ...
+
+    def close(self) -> None:
+        """Stop every engine. Must not raise."""
+        ...
 
 
 ENGINE_LOG_LIMIT: Final = 1 << 20

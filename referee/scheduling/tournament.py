@@ -6,14 +6,18 @@ records file, and ``verify_tournament`` checks a stored one.
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.results.played import Played
+from referee.results.report import summarize, summary_json
 from referee.results.store import (
     RECORDS_NAME,
+    FaultRow,
     GameResult,
     Scheduled,
     Store,
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 from ginproto.text import plural
 from referee.scheduling.backends import Backend, JobContext, LocalBackend
 from referee.scheduling.config import (
+    DEFAULT_EVENT,
     ConfigError,
     TournamentConfig,
     build_config,
@@ -136,6 +141,36 @@ def stored_config(store: Store, overrides: Mapping[str, Any] | None = None) -> T
     return config
 
 
+def result_of(done: Played, event: str = DEFAULT_EVENT) -> GameResult:
+    """A played game as the store keeps it: result, faults, summary and record text."""
+    from ginproto.record import record_from_log, write_game
+
+    job, game = done.job, done.log
+    record = record_from_log(
+        game,
+        done.engines,
+        event=event,
+        date=datetime.date.today().strftime("%Y.%m.%d"),
+        extra=[("Game", str(job.index + 1))],
+    )
+    summary = summarize(job.lineup, job.key, game)
+    faults: tuple[FaultRow, ...] = ()
+    if game.fault is not None:
+        f = game.fault
+        engine = job.lineup[f.player]
+        faults = (FaultRow(engine, f.player, f.kind.value, f.detail, f.hand, f.why, f.stderr),)
+    return GameResult(
+        game=job.index,
+        winner=summary.winner,
+        termination=str(game.game.end),
+        hands=len(game.hands),
+        summary=summary_json(summary),
+        record=write_game(record),
+        faults=faults,
+        seconds=done.seconds,
+    )
+
+
 def run_tournament(
     store: Store,
     config: TournamentConfig,
@@ -143,9 +178,12 @@ def run_tournament(
     on_game: Callable[[Scheduled, GameResult], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
     records: str | os.PathLike[str] | None = None,
+    context: JobContext | None = None,
 ) -> int:
-    """Play every pending game, committing each with its record as it comes; return how many
-    were played. The records file is first reconciled with the store, then appended to."""
+    """Play every pending game on ``backend`` (default: ``config.concurrency`` local workers)
+    with the engines of ``context`` (default: ``config``'s), committing each with its record as
+    it comes; return how many were played. The records file is first reconciled with the
+    store, then appended to."""
     from referee.results.store import RecordsFile
 
     file = RecordsFile(store, records)
@@ -153,9 +191,11 @@ def run_tournament(
         log.warning("%s did not match the store; rewritten from it", file.path)
     pending = {g.game: g for g in store.games("pending")}
     jobs = [job_of(g, config.rules) for g in pending.values()]
-    backend = backend or LocalBackend(JobContext.of(config), config.concurrency)
+    backend = backend or LocalBackend(config.concurrency)
+    seats = (context or JobContext.of(config)).seats
     played = 0
-    for result in backend.run(jobs, stop):
+    for done in backend.run(jobs, seats, stop):
+        result = result_of(done, config.event)
         with deferred_interrupts():  # a Ctrl-C waits for the game to be stored and recorded
             store.commit(result)
             file.add(result.game, result.record)

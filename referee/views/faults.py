@@ -10,12 +10,12 @@ here, since an engine chose them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from ginproto.table import Fault
 from ginproto.text import REASON_LIMIT, printable
 
-__all__ = ["FAULTS_SHOWN", "Forfeit", "fault_json", "fault_lines", "fault_words", "stderr_block"]
+__all__ = ["FAULTS_SHOWN", "Forfeit", "fault_lines", "fault_words", "stderr_block"]
 
 FAULTS_SHOWN: Final = 20
 """Forfeits listed under a result block; ``--json`` lists them all."""
@@ -32,20 +32,6 @@ def stderr_block(lines: Sequence[str], indent: str = "    ") -> list[str]:
     if not lines:
         return [f"{indent}(nothing on its stderr)"]
     return [f"{indent}| {printable(line, REASON_LIMIT)}" for line in lines]
-
-
-def fault_json(number: int, engine: int, name: str, fault: Fault) -> dict[str, Any]:
-    """One forfeit for ``--json``: the game, the engine, the kind, the reason, its stderr."""
-    return {
-        "game": number,
-        "engine": engine,
-        "name": name,
-        "kind": fault.kind.value,
-        "reason": printable(fault.why, REASON_LIMIT),
-        "detail": fault.detail,
-        "hand": fault.hand,
-        "stderr": list(fault.stderr),
-    }
 
 
 class Forfeit(NamedTuple):

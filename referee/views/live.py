@@ -12,7 +12,7 @@ the discard pile, the number of cards in the stock, whose turn it is and the mov
 with the cards that were shown (the upcard, a card taken from the pile, every discard) and
 never another one: no hand card, no stock card, no card drawn from the stock. It is read
 from the view the table gives the player to move (``ginproto.game.GameView``), through a
-``Player`` wrapper (``Watcher.seats``); a game played in a worker process sends its
+``Player`` wrapper (``Watcher.players``); a game played in a worker process sends its
 spectator snapshots, a few a second at most, through a pipe to the referee.
 
 Nothing of the run's secret is shown while it goes on: not the seed, not a deck key (with
@@ -41,15 +41,14 @@ from typing import TYPE_CHECKING, Any, Final
 from ginproto.cards import Card
 from ginproto.game import Entry, Game, GameView
 from ginproto.moves import Move, MoveKind
-from ginproto.table import Decision, Fault, GameLog, Player
+from ginproto.table import Decision, Fault, Player
 from referee.views.progress import Progress
 
 if TYPE_CHECKING:
+    from referee.results.played import GameJob, Played
     from referee.results.report import Standings
     from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled, Store
-    from referee.scheduling.jobs import GameJob
-    from referee.scheduling.match import Played, Seats
 
 log = logging.getLogger(__name__)
 
@@ -209,27 +208,6 @@ class _Spectated:
         return getattr(self.inner, name)
 
 
-class _WatchedSeats:
-    """One worker's seats, with every player watched."""
-
-    def __init__(self, inner: Seats, watcher: Watcher) -> None:
-        self.inner = inner
-        self.watcher = watcher
-
-    def players(self, job: GameJob) -> list[Any]:
-        names = [self.watcher.names[e] for e in job.lineup]
-        return [
-            _Spectated(p, self.watcher, job.index + 1, names)
-            for p in self.inner.players(job)
-        ]
-
-    def finished(self, job: GameJob, game: GameLog) -> Any:
-        return self.inner.finished(job, game)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 class Watcher:
     """Collects the games in progress for a ``LiveState``, from the referee's own worker
     threads or from its worker processes (forked after the watcher was made).
@@ -254,13 +232,10 @@ class Watcher:
             self._reader.start()
         state.sources.append(self.collect)
 
-    def seats(self, factory: Callable[[], Seats]) -> Callable[[], Seats]:
-        """A seats factory whose seats' players are watched."""
-
-        def watched() -> Seats:
-            return _WatchedSeats(factory(), self)
-
-        return watched
+    def players(self, job: GameJob, players: list[Player]) -> list[Player]:
+        """``job``'s players, watched (a backend's ``watch``: ``referee.scheduling.backends``)."""
+        names = [self.names[e] for e in job.lineup]
+        return [_Spectated(p, self, job.index + 1, names) for p in players]
 
     # -- in the worker that plays ---------------------------------------------------------
     def _here(self) -> None:

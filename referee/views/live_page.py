@@ -7,14 +7,15 @@ made by whoever wants the page (``ginref --serve``, a notebook) and fed by the r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.errors import CannotServe
 from referee.views.live import Address, LiveState, Watcher
 from referee.views.live_server import LiveServer
 
 if TYPE_CHECKING:
-    from referee.scheduling.match import JobRunner, Seats
+    from ginproto.table import Player
+    from referee.results.played import GameJob
 
 __all__ = ["LivePage"]
 
@@ -52,19 +53,11 @@ class LivePage:
             self.on_open(bound)
         return bound
 
-    def watch(self, names: Sequence[str]) -> Callable[[Callable[[], Seats]], Callable[[], Seats]]:
-        """What wraps a seats factory so that its games in progress show on the page."""
+    def watch(self, names: Sequence[str]) -> Callable[[GameJob, list[Player]], list[Player]]:
+        """What wraps each game's players so that its games in progress show on the page
+        (a local backend's ``watch``)."""
         self.watcher = Watcher(self.state, names)
-        return self.watcher.seats
-
-    def watching(self, runner: JobRunner, names: Sequence[str]) -> JobRunner:
-        """``runner`` (a match's local one), its games in progress shown on the page."""
-        wrap = self.watch(names)
-
-        def run(jobs: Any, seats: Any, concurrency: int, stop: Any) -> Any:
-            return runner(jobs, wrap(seats), concurrency, stop)
-
-        return run
+        return self.watcher.players
 
     def over(self, status: str, resumable: bool = False) -> None:
         """The run is over: see `LiveState.run_over`."""

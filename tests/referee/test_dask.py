@@ -29,11 +29,12 @@ from ginproto.record import read_games, write_game
 from ginproto.rules import Rules
 from referee.cli import cli
 from referee.cluster.backend import DaskCluster, DaskError
+from referee.results.played import GameJob, Played
 from referee.results.store import RECORDS_NAME, Store
 from referee.scheduling.backends import JobContext, LocalBackend
-from referee.scheduling.jobs import GameJob
-from referee.scheduling.match import Played, schedule
+from referee.scheduling.match import schedule
 from referee.scheduling.seats import EngineSeats
+from referee.scheduling.tournament import result_of
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec
 from referee.seat.sandbox import Policy, SandboxMode
@@ -340,7 +341,7 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
             yield job
 
     out = []
-    for done in cluster.run_jobs(lazily(), context.seats):
+    for done in cluster.run(lazily(), context.seats):
         window.append(consumed - len(out))
         out.append(done)
     assert [d.job.index for d in out] == list(range(20))
@@ -348,11 +349,9 @@ def test_engines_stay_warm_and_are_closed_when_the_run_ends(
     assert len(started) - checked <= 2, started  # one Bot per worker, kept warm
     assert max(window) <= 4  # submitted and not yet handed over: at most ``ahead``, not all 20
     assert not wait_gone([int(p) for p in started])
-    local = list(LocalBackend(context, 1).run(jobs))
-    mine = [r.record for r in local]
-    from referee.scheduling.backends import result_of
-
-    assert [result_of(context, d.job, d.log, d.engines).record for d in out] == mine
+    local = list(LocalBackend(1).run(jobs, context.seats))
+    mine = [result_of(d).record for d in local]
+    assert [result_of(d).record for d in out] == mine
 
 
 def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
@@ -368,7 +367,7 @@ def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
     context = JobContext(specs, ("Bot", "Simple"), TimeControl.parse("inf"))
     cluster = DaskCluster(real_cluster.address)
     try:
-        games = cluster.run_jobs(schedule(Rules(), [0, 1], 20, 3), context.seats)
+        games = cluster.run(schedule(Rules(), [0, 1], 20, 3), context.seats)
         next(games)
         started = [int(p) for p in pids.read_text().split()]
         assert started and all(alive(p) for p in started)
@@ -387,7 +386,7 @@ def test_stop_submits_nothing_more(cluster: DaskCluster) -> None:
     def seats() -> EngineSeats:
         return EngineSeats(specs, control, 10.0)
 
-    for done in cluster.run_jobs(jobs, seats, 1, lambda: len(got) >= 2):
+    for done in cluster.run(jobs, seats, lambda: len(got) >= 2):
         got.append(done)
     # The games submitted before the stop finish and come in order; no new one starts.
     assert 2 <= len(got) <= 2 + 4

@@ -17,8 +17,9 @@ pytest.importorskip("distributed")
 
 from ginproto.rules import Rules
 from referee.cluster.backend import DaskCluster, DaskError
+from referee.results.played import Played
 from referee.scheduling.backends import JobContext
-from referee.scheduling.match import Played, schedule
+from referee.scheduling.match import schedule
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec
 from tests.referee.test_dask import BOUND, DASK, RealCluster, stop_group
@@ -78,7 +79,7 @@ def test_a_worker_without_the_engine_joining_mid_run_plays_no_game(late: LateClu
         b = late.workers()["B"]
         jobs = schedule(Rules(target=25), [0, 1], 4, 7)
         with pytest.raises(DaskError) as error:
-            for done in cluster.run_jobs(jobs, context.seats):
+            for done in cluster.run(jobs, context.seats):
                 played.append(done)
     faults = [d.log.fault for d in played if d.log.fault is not None]
     assert faults == [], "a game was played, and forfeited, on a worker without the engine"

@@ -16,8 +16,7 @@ from ginproto.rules import Rules
 from ginproto.simulate import RandomPlayer
 from ginproto.table import GameLog, Player
 from referee.cluster.worker import EnginesPlugin
-from referee.scheduling.jobs import GameJob
-from referee.scheduling.match import Played
+from referee.results.played import GameJob, Played
 
 WAIT = 30.0  # seconds: a bound against hangs, never a measurement
 
@@ -54,7 +53,7 @@ class _Seats:
 def test_a_game_in_progress_when_the_run_ends_closes_its_engines_when_it_ends() -> None:
     started, go = threading.Event(), threading.Event()
     _Seats.made.clear()
-    plugin = EnginesPlugin(lambda: _Seats(started, go), lambda done, _: done, None, frozenset())
+    plugin = EnginesPlugin(lambda: _Seats(started, go), None, frozenset())
     job = GameJob(0, Rules(target=25), 5, 0, (0, 1))
     results: list[Played] = []
     game = threading.Thread(target=lambda: results.append(plugin.play(job)))

@@ -8,9 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import LazyGroup
-from referee.cluster.address import DaskError
 from referee.cluster.worker import EngineUnavailable, PluginMissing
-from referee.errors import CannotServe, OutputError, RefereeError, ReportError
+from referee.errors import CannotServe, DaskError, OutputError, RefereeError, ReportError
 from referee.outputs import UnsafeOutput
 from referee.results.store import StoreBusy, StoreError
 from referee.seat.preflight import EngineNotReady

@@ -38,7 +38,7 @@ def _play(tmp_path: Path, name: str, concurrency: int, rules: Rules, *engines: s
         ),
         [f"E{i}" for i in range(len(engines))],
     )
-    assert result.played == 3
+    assert len(result.games) == 3
     return record
 
 

@@ -17,9 +17,10 @@ from helpers import RandomPlayer
 from ginproto.record import EngineInfo
 from ginproto.rules import Rules, Variant
 from ginproto.table import GameLog, Player
+from referee.results.played import GameJob
+from referee.scheduling.backends import LocalBackend
 from referee.scheduling.config import TournamentConfig, build_config
-from referee.scheduling.jobs import GameJob
-from referee.scheduling.match import run_jobs, schedule
+from referee.scheduling.match import schedule
 from referee.scheduling.plan import plan
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ def test_running_a_huge_schedule_reads_only_the_games_it_plays() -> None:
     def play_three() -> list[int]:
         jobs = schedule(Rules(target=10), [0, 1], MILLION, seed=1)
         played: list[int] = []
-        for done in run_jobs(jobs, InProcessSeats, 1, stop=lambda: len(played) >= 3):
+        for done in LocalBackend(1).run(jobs, InProcessSeats, stop=lambda: len(played) >= 3):
             played.append(done.job.index)
         return played
 

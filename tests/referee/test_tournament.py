@@ -39,6 +39,7 @@ from referee.scheduling.plan import job_of, plan
 from referee.scheduling.tournament import (
     SettingsChanged,
     open_tournament,
+    result_of,
     run_tournament,
     verify_tournament,
 )
@@ -368,15 +369,15 @@ def test_the_job_is_pure(baseline: Path) -> None:
     with Store.open(baseline / "out") as store:
         stored = next(r for r in store.results() if r.game == 2)
         game = store.games()[2]
-    again = play_job(context, job_of(game, config.rules))
+    again = result_of(play_job(context, job_of(game, config.rules)), config.event)
     assert (again.winner, again.summary, again.faults) == (
         stored.winner,
         stored.summary,
         stored.faults,
     )
     assert without_date(again.record) == without_date(stored.record)
-    [local] = LocalBackend(context).run([job_of(game, config.rules)])
-    assert local.summary == stored.summary
+    [local] = LocalBackend().run([job_of(game, config.rules)], context.seats)
+    assert result_of(local, config.event).summary == stored.summary
 
 
 def test_gauntlet_from_the_command_line(tmp_path: Path) -> None:

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ginproto.record import EngineInfo
 from ginproto.rules import Rules
-from ginproto.table import Decision
+from ginproto.simulate import RandomPlayer
+from ginproto.table import Decision, play_game
+from referee.results.played import GameJob, Played
 from referee.results.store import RECORDS_NAME, GameResult, Store
 from referee.scheduling.config import TournamentConfig, build_config
-from referee.scheduling.jobs import GameJob
+from referee.scheduling.seats import Seats
 from referee.scheduling.tournament import SettingsChanged, open_tournament, run_tournament
 from referee.seat.player import EnginePlayer
 from tests.seat.test_clock import ENGINE, _view
@@ -67,13 +70,18 @@ def test_an_engine_with_its_own_time_control_gets_the_tournaments_time_margin(
 
 
 class _Backend:
-    """Hands over finished games without playing them: one record line each."""
+    """Plays each game in process, between two random players: no engine process."""
 
     def run(
-        self, jobs: Sequence[GameJob], stop: Callable[[], bool] = lambda: False
-    ) -> Iterator[GameResult]:
+        self,
+        jobs: Iterable[GameJob],
+        seats: Callable[[], Seats],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> Iterator[Played]:
         for job in jobs:
-            yield GameResult(job.index, 0, "target", 1, "{}", f"game {job.index + 1}\n")
+            players = [RandomPlayer(job.key), RandomPlayer(job.key + 1)]
+            log = play_game(job.rules, players, job.seed, job.key)
+            yield Played(job, log, (EngineInfo("a"), EngineInfo("b")))
 
 
 def test_the_records_file_never_holds_a_game_the_store_did_not_commit(
@@ -95,6 +103,8 @@ def test_the_records_file_never_holds_a_game_the_store_did_not_commit(
         with pytest.raises(sqlite3.OperationalError, match="disk is full"):
             run_tournament(store, config, _Backend())
         assert store.counts()[0] == 1
+        [(game, record)] = store.records()
     finally:
         store.close()
-    assert (tmp_path / RECORDS_NAME).read_text() == "game 1\n"
+    assert game == 0 and '[Game "1"]' in record
+    assert (tmp_path / RECORDS_NAME).read_text() == record

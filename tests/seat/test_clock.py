@@ -202,6 +202,6 @@ def test_a_bot_that_keeps_overdrawing_its_clock_is_flagged(tmp_path: Path) -> No
         control=TimeControl(base=None, increment=0.0, move=10.0),
     )
     result = run_match(config, ["slow", "simple"])
-    slow_tally, other_tally = result.standings.tallies
+    slow_tally, other_tally = result.standings
     assert slow_tally.faults == {"flag": 2}, slow_tally.faults
     assert not other_tally.faults

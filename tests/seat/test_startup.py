@@ -70,7 +70,6 @@ NEVER_FOR_MATCH = (
     "referee.seat.check",
     "referee.results.store",
     "referee.cluster.backend",
-    "referee.scheduling.backends",
     "referee.scheduling.plan",
     "referee.results.standings",
     "referee.scheduling.tournament",

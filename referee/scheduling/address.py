@@ -1,21 +1,16 @@
 """The ``--dask`` value: ``local:N`` or a scheduler's address, checked before anything starts.
 
-It sits apart from the Dask backend (``referee.cluster.backend``) so that a tournament's settings
-can check the address without importing the backend, which itself drives tournaments; and so
-does ``DaskError``, the backend's error, which the commands catch without importing it.
+It sits below the Dask backend (``referee.cluster``, which plays the games that scheduling
+plans, and so imports it): a tournament's settings check the address here without ever
+importing the cluster. The backend's error, ``DaskError``, is ``referee.errors``', which the
+commands catch without importing the backend.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from referee.errors import RefereeError
-
 LOCAL: Final = "local:"
-
-
-class DaskError(RefereeError):
-    """The cluster cannot be used as asked; the message says why, for the user."""
 
 
 def parse_address(text: str) -> str:
