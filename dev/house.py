@@ -11,7 +11,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-PACKAGES = ("ginproto", "referee", "engines")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.test_layout import PACKAGES, _imports, _modules
+
 LONG_MODULE = 600
 
 
@@ -25,10 +27,7 @@ def _sources(root: Path) -> list[Path]:
 
 
 def _module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+    return next(name for name, found in _modules(root).items() if found == path)
 
 
 def longest_functions(root: Path, count: int) -> list[tuple[int, str]]:
@@ -64,31 +63,16 @@ def _subpackage(module: str) -> str | None:
 
 
 def referee_edges(root: Path) -> Counter[tuple[str, str]]:
-    """How many module imports run from one referee sub-package (or top module) to another."""
-    names = {_module_name(root, path): path for path in _sources(root)}
+    """How many module imports run from one referee part (a sub-package or a top module) to
+    another, read as tests/test_layout.py reads them (lazy and ``TYPE_CHECKING`` ones too)."""
+    modules = _modules(root)
     edges: Counter[tuple[str, str]] = Counter()
-    for name, path in names.items():
+    for name, path in modules.items():
         source = _subpackage(name)
-        if source is None:
-            continue
-        is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = name.split(".")
-                    if not is_package:
-                        anchor.pop()
-                    anchor = anchor[: len(anchor) - (node.level - 1)]
-                    base = ".".join([*anchor, base] if base else anchor)
-                targets = [base]
-            for target in targets:
-                destination = _subpackage(target)
-                if destination is not None and destination != source:
-                    edges[source, destination] += 1
+        for target in _imports(name, path, modules):
+            destination = _subpackage(target)
+            if source and destination and destination != source:
+                edges[source, destination] += 1
     return edges
 
 

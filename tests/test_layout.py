@@ -18,11 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ginproto", "referee", "engines")
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the packages under ``root``, by its dotted name."""
     found: dict[str, Path] = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
             found[".".join(parts)] = path
