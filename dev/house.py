@@ -12,29 +12,15 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.test_layout import PACKAGES, _imports, _modules
+from tests.test_layout import _imports, _modules
 
 LONG_MODULE = 600
-
-
-def _sources(root: Path) -> list[Path]:
-    return sorted(
-        path
-        for package in PACKAGES
-        for path in (root / package).rglob("*.py")
-        if "__pycache__" not in path.parts
-    )
-
-
-def _module_name(root: Path, path: Path) -> str:
-    return next(name for name, found in _modules(root).items() if found == path)
 
 
 def longest_functions(root: Path, count: int) -> list[tuple[int, str]]:
     """The ``count`` longest functions and methods, as (lines, 'module:qualified name')."""
     found: list[tuple[int, str]] = []
-    for path in _sources(root):
-        module = _module_name(root, path)
+    for module, path in _modules(root).items():
 
         def visit(node: ast.AST, prefix: str, module: str = module) -> None:
             for child in ast.iter_child_nodes(node):
@@ -52,7 +38,8 @@ def longest_functions(root: Path, count: int) -> list[tuple[int, str]]:
 
 def long_modules(root: Path) -> list[tuple[int, str]]:
     sizes = [
-        (len(path.read_text().splitlines()), str(path.relative_to(root))) for path in _sources(root)
+        (len(path.read_text().splitlines()), str(path.relative_to(root)))
+        for path in _modules(root).values()
     ]
     return sorted((size for size in sizes if size[0] > LONG_MODULE), reverse=True)
 
