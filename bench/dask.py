@@ -35,7 +35,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from referee.cluster.backend import DaskCluster  # noqa: E402
+from referee.cluster.backend import DaskBackend  # noqa: E402
 from referee.results.played import GameJob, Played  # noqa: E402
 from referee.scheduling.backends import Backend, JobContext, LocalBackend  # noqa: E402
 from referee.scheduling.config import TournamentConfig, build_config  # noqa: E402
@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     local_s = dask_s = math.inf
     local_idle = dask_idle = 0.0
     same = True
-    with DaskCluster(f"local:{args.workers}") as cluster:
+    with DaskBackend(f"local:{args.workers}") as cluster:
         cluster.check_engines(context.engines, context.control, context.startup_timeout)
         ready = time.perf_counter() - started
         for _ in range(args.rounds):

@@ -88,7 +88,7 @@ from referee.settings import Clock, Outputs, Sandbox, check_run_options, depreca
 # needs neither.
 if TYPE_CHECKING:
     from ginproto.record import GameRecord
-    from referee.cluster.backend import DaskCluster
+    from referee.cluster.backend import DaskBackend
     from referee.results.integrity import StoreReport
     from referee.results.report import Standings
     from referee.results.standings import TournamentStandings
@@ -259,14 +259,14 @@ def _sandboxed(
 
 def _cluster(
     stack: ExitStack, dask: str | None, specs: tuple[EngineSpec, ...], clock: Clock
-) -> tuple[tuple[EngineSpec, ...], DaskCluster | None]:
+) -> tuple[tuple[EngineSpec, ...], DaskBackend | None]:
     """The engines of a match and the ``dask`` cluster that plays its games (closed with
     ``stack``; None: the local workers), every engine checked and named on its workers."""
     if dask is None:
         return specs, None
-    from referee.cluster.backend import DaskCluster
+    from referee.cluster.backend import DaskBackend
 
-    cluster = stack.enter_context(DaskCluster(dask))
+    cluster = stack.enter_context(DaskBackend(dask))
     ids = cluster.check_engines(specs, clock.control, clock.startup)
     return _named_on_cluster(ids, specs), cluster
 
@@ -329,7 +329,7 @@ def _check_match(
 def _play_match(
     config: MatchConfig,
     display: list[str],
-    cluster: DaskCluster | None,
+    cluster: DaskBackend | None,
     page: LivePage | None,
     made: list[str],
     html: str | None,
@@ -907,7 +907,7 @@ def _stored(directory: str) -> dict[str, Any]:
 
 
 def _backend(
-    cluster: DaskCluster | None, concurrency: int, watch: Watch | None = None
+    cluster: DaskBackend | None, concurrency: int, watch: Watch | None = None
 ) -> Backend:
     """Where a match's or a tournament's games are played: on the Dask cluster, else on
     ``concurrency`` local workers (their games in progress shown through ``watch``)."""
@@ -928,8 +928,8 @@ def _tournament_backend(
     with every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
         return _backend(None, cfg.concurrency, watch), None
-    from referee.cluster.backend import DaskCluster
+    from referee.cluster.backend import DaskBackend
 
-    cluster = stack.enter_context(DaskCluster(cfg.dask))
+    cluster = stack.enter_context(DaskBackend(cfg.dask))
     cluster.check_engines(context.engines, context.control, context.startup_timeout)
     return _backend(cluster, cfg.concurrency), cluster.describe()

@@ -1,7 +1,7 @@
 """Past one machine: the games of a match or a tournament played on a Dask cluster.
 
 Every game is a pure job (``referee.results.played.GameJob``), so a cluster only has to play
-jobs and hand back finished games (``Played``): ``DaskCluster`` is a ``Backend``
+jobs and hand back finished games (``Played``): ``DaskBackend`` is a ``Backend``
 (``referee.scheduling.backends``), the same for a match and a tournament. It connects to a
 Dask scheduler (``dask scheduler`` and ``dask worker``, or any Dask deployment), or starts a
 ``LocalCluster`` for ``local:N``. Before game 1 it checks, on every worker (``Client.run``),
@@ -64,7 +64,7 @@ def _distributed() -> Any:
     return distributed
 
 
-class DaskCluster:
+class DaskBackend:
     """A connection to a Dask cluster (or a ``LocalCluster`` it started) that plays jobs: the
     ``Backend`` of a match or a tournament on Dask (``run``).
 
@@ -191,7 +191,7 @@ class DaskCluster:
         except Exception as exc:  # closing must go on
             log.info("stopping the local Dask workers: %s", exc)
 
-    def __enter__(self) -> DaskCluster:
+    def __enter__(self) -> DaskBackend:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -280,7 +280,7 @@ class _Window:
 
     def __init__(
         self,
-        cluster: DaskCluster,
+        cluster: DaskBackend,
         plugin_name: str,
         plugin: EnginesPlugin,
         jobs: Iterable[GameJob],

@@ -28,7 +28,7 @@ from distributed import Client
 from ginproto.record import read_games, write_game
 from ginproto.rules import Rules
 from referee.cli import cli
-from referee.cluster.backend import DaskCluster, DaskError
+from referee.cluster.backend import DaskBackend, DaskError
 from referee.results.played import GameJob, Played
 from referee.results.store import RECORDS_NAME, Store
 from referee.scheduling.backends import JobContext, LocalBackend
@@ -204,8 +204,8 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
 
 
 @pytest.fixture
-def cluster(real_cluster: RealCluster) -> Iterator[DaskCluster]:
-    with DaskCluster(real_cluster.address, ahead=4) as connected:
+def cluster(real_cluster: RealCluster) -> Iterator[DaskBackend]:
+    with DaskBackend(real_cluster.address, ahead=4) as connected:
         yield connected
 
 
@@ -315,7 +315,7 @@ def test_a_match_gives_the_local_games(
 
 
 def test_engines_stay_warm_and_are_closed_when_the_run_ends(
-    cluster: DaskCluster, tmp_path: Path
+    cluster: DaskBackend, tmp_path: Path
 ) -> None:
     """Every engine process writes its pid when it starts: 20 games on 2 workers start a few
     engines (the check before game 1, then one set per worker), not 40; and none is left
@@ -365,7 +365,7 @@ def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
         EngineSpec.parse("simple", name="Simple"),
     )
     context = JobContext(specs, ("Bot", "Simple"), TimeControl.parse("inf"))
-    cluster = DaskCluster(real_cluster.address)
+    cluster = DaskBackend(real_cluster.address)
     try:
         games = cluster.run(schedule(Rules(), [0, 1], 20, 3), context.seats)
         next(games)
@@ -377,7 +377,7 @@ def test_closing_the_cluster_mid_run_closes_the_engines_on_the_workers(
     games.close()
 
 
-def test_stop_submits_nothing_more(cluster: DaskCluster) -> None:
+def test_stop_submits_nothing_more(cluster: DaskBackend) -> None:
     specs = (EngineSpec.parse("simple"), EngineSpec.parse("random"))
     control = TimeControl.parse("inf")
     jobs = schedule(Rules(), [0, 1], 30, 9)
@@ -588,7 +588,7 @@ def test_without_dask_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert result.exit_code == 1
     assert "pip install 'ginproto[dask]'" in result.output
     with pytest.raises(DaskError, match="ginproto\\[dask\\]"):
-        DaskCluster("local:1")
+        DaskBackend("local:1")
     # Everything else works as without it.
     result = CliRunner().invoke(cli, ["match", "simple", "random", "--games", "1", "--seed", "1"])
     assert result.exit_code == 0, result.output
@@ -613,7 +613,7 @@ def test_a_local_workers_heartbeat_failure_at_shutdown_prints_no_traceback() -> 
     quiet = QuietHeartbeat()
     assert not quiet.filter(record(HEARTBEAT_FAILED))
     assert quiet.filter(record("Unexpected exception during heartbeat. Closing worker."))
-    with DaskCluster("local:1") as cluster:
+    with DaskBackend("local:1") as cluster:
 
         def quieted(dask_worker: Any) -> bool:
             worker_log = logging.getLogger("distributed.worker")

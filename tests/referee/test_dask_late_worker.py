@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from ginproto.rules import Rules
-from referee.cluster.backend import DaskCluster, DaskError
+from referee.cluster.backend import DaskBackend, DaskError
 from referee.results.played import Played
 from referee.scheduling.backends import JobContext
 from referee.scheduling.match import schedule
@@ -73,7 +73,7 @@ def test_a_worker_without_the_engine_joining_mid_run_plays_no_game(late: LateClu
     control = TimeControl.parse("inf")
     context = JobContext(specs, ("Bot", "Simple"), control)
     played: list[Played] = []
-    with DaskCluster(late.address, ahead=4) as cluster:
+    with DaskBackend(late.address, ahead=4) as cluster:
         cluster.check_engines(specs, control, 10.0)  # worker A alone: it passes
         late.join_b_and_stop_a()
         b = late.workers()["B"]
