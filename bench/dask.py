@@ -38,7 +38,8 @@ sys.path.insert(0, str(_HERE.parent))
 from referee.cluster.backend import DaskBackend  # noqa: E402
 from referee.results.played import GameJob, Played  # noqa: E402
 from referee.scheduling.backends import Backend, JobContext, LocalBackend  # noqa: E402
-from referee.scheduling.config import TournamentConfig, build_config  # noqa: E402
+from referee.scheduling.config import TournamentConfig  # noqa: E402
+from referee.scheduling.loader import build_config  # noqa: E402
 from referee.scheduling.seats import Seats  # noqa: E402
 from referee.scheduling.tournament import open_tournament, run_tournament  # noqa: E402
 

@@ -31,7 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.results.store import GameResult, Scheduled
-from referee.scheduling.config import TournamentConfig, build_config
+from referee.scheduling.config import TournamentConfig
+from referee.scheduling.loader import build_config
 from referee.scheduling.tournament import open_tournament, run_tournament
 
 ENGINES: list[dict[str, Any]] = [

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from referee.results.standings import TournamentStandings
     from referee.results.stats import EloInterval, MeanInterval, PairStats
     from referee.results.store import StoreError
-    from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig, load_config
+    from referee.scheduling.config import ConfigError, EngineEntry, TournamentConfig
+    from referee.scheduling.loader import load_config
     from referee.seat.clock import TimeControl, TimeControlError
     from referee.seat.player import EngineId, EngineSpec, EngineSpecError
     from referee.seat.preflight import EngineNotReady
@@ -68,7 +69,8 @@ _WHERE = {
     "referee.seat.sandbox": ("Limits", "SandboxError", "SandboxMode"),
     "referee.results.stats": ("EloInterval", "MeanInterval", "PairStats"),
     "referee.results.store": ("StoreError",),
-    "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig", "load_config"),
+    "referee.scheduling.config": ("ConfigError", "EngineEntry", "TournamentConfig"),
+    "referee.scheduling.loader": ("load_config",),
     "referee.results.standings": ("TournamentStandings",),
     "referee.settings": ("Clock", "Outputs", "Sandbox"),
 }

@@ -68,14 +68,8 @@ from referee.results.match import (
 )
 from referee.results.played import Played
 from referee.scheduling.backends import cpu_plan
-from referee.scheduling.config import (
-    CLOCK_KEYS,
-    ConfigError,
-    TournamentConfig,
-    build_config,
-    check_size,
-    load_config,
-)
+from referee.scheduling.config import CLOCK_KEYS, ConfigError, TournamentConfig, check_size
+from referee.scheduling.loader import build_config, load_config
 from referee.scheduling.match import MatchConfig, engine_names, random_seed, run_match
 from referee.seat.clock import TimeControl
 from referee.seat.player import EngineSpec, sandboxed

@@ -34,10 +34,10 @@ from referee.scheduling.config import (
     DEFAULT_EVENT,
     ConfigError,
     TournamentConfig,
-    build_config,
     check_size,
     diff_settings,
 )
+from referee.scheduling.loader import build_config
 from referee.scheduling.plan import job_of, plan
 
 log = logging.getLogger(__name__)

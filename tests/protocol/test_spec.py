@@ -166,7 +166,7 @@ def test_the_stated_startup_and_ping_timeouts_are_the_codes(tmp_path: Path) -> N
 
     play_match_clock = Clock()
     from referee.cli import cli
-    from referee.scheduling.config import load_config
+    from referee.scheduling.loader import load_config
     from referee.seat.check import run_checks
     from referee.seat.player import EnginePlayer
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from ginproto.record import read_games
 from referee.cli import cli
 from referee.results.store import Store
-from referee.scheduling.config import MAX_GAMES, ConfigError, load_config
+from referee.scheduling.config import MAX_GAMES, ConfigError
+from referee.scheduling.loader import load_config
 
 QUICK = ["--games", "1", "--rule", "target=1", "--no-sandbox", "-q"]
 

@@ -28,13 +28,12 @@ from referee.cli.options import seed_value
 from referee.scheduling.config import (
     MAX_GAMES,
     ConfigError,
-    build_config,
     check_size,
     game_count,
-    load_config,
     pairing_count,
     pairings,
 )
+from referee.scheduling.loader import build_config, load_config
 from referee.scheduling.plan import plan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,7 +36,7 @@ from ginproto.table import hand_deck
 from referee.cli import cli
 from referee.cli.options import parse_seed, seed_value
 from referee.results.store import RECORDS_NAME, STORE_NAME, RecordsFile, Store
-from referee.scheduling.config import load_config
+from referee.scheduling.loader import load_config
 from referee.scheduling.tournament import (
     StoreDiffers,
     open_tournament,

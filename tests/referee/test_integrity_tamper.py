@@ -19,7 +19,7 @@ from helpers import sql
 
 from referee.cli import cli
 from referee.results.store import RECORDS_NAME
-from referee.scheduling.config import load_config
+from referee.scheduling.loader import load_config
 from referee.scheduling.tournament import open_tournament, run_tournament
 
 GINREF = str(Path(sys.executable).with_name("ginref"))

@@ -19,7 +19,8 @@ from ginproto.rules import Rules, Variant
 from ginproto.table import GameLog, Player
 from referee.results.played import GameJob
 from referee.scheduling.backends import LocalBackend
-from referee.scheduling.config import TournamentConfig, build_config
+from referee.scheduling.config import TournamentConfig
+from referee.scheduling.loader import build_config
 from referee.scheduling.match import schedule
 from referee.scheduling.plan import plan
 

@@ -24,7 +24,7 @@ from referee import (
     play_match,
     play_tournament,
 )
-from referee.scheduling.config import build_config
+from referee.scheduling.loader import build_config
 from referee.settings import deprecated_keywords
 
 ENGINES = [{"command": "simple"}, {"command": "random"}]

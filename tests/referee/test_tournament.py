@@ -28,13 +28,8 @@ from referee.results.standings import TournamentStandings, pairwise
 from referee.results.stats import ELO_PER_NAT
 from referee.results.store import RECORDS_NAME, STORE_NAME, DirectoryLock, Store, StoreError
 from referee.scheduling.backends import JobContext, LocalBackend, play_job
-from referee.scheduling.config import (
-    ConfigError,
-    build_config,
-    diff_settings,
-    load_config,
-    pairings,
-)
+from referee.scheduling.config import ConfigError, diff_settings, pairings
+from referee.scheduling.loader import build_config, load_config
 from referee.scheduling.plan import job_of, plan
 from referee.scheduling.tournament import (
     SettingsChanged,

@@ -19,7 +19,8 @@ from ginproto.simulate import RandomPlayer
 from ginproto.table import Decision, play_game
 from referee.results.played import GameJob, Played
 from referee.results.store import RECORDS_NAME, GameResult, Store
-from referee.scheduling.config import TournamentConfig, build_config
+from referee.scheduling.config import TournamentConfig
+from referee.scheduling.loader import build_config
 from referee.scheduling.seats import Seats
 from referee.scheduling.tournament import SettingsChanged, open_tournament, run_tournament
 from referee.seat.player import EnginePlayer

@@ -74,7 +74,8 @@ command = "random"
 
 
 def test_a_tournament_file_with_five_mistakes_names_every_one_at_once(tmp_path: Path) -> None:
-    from referee.scheduling.config import ConfigError, load_config
+    from referee.scheduling.config import ConfigError
+    from referee.scheduling.loader import load_config
 
     path = tmp_path / "typos.toml"
     path.write_text(MISTAKES)
@@ -98,7 +99,8 @@ def test_a_tournament_file_with_five_mistakes_names_every_one_at_once(tmp_path: 
 
 
 def test_one_mistake_is_one_line_as_before(tmp_path: Path) -> None:
-    from referee.scheduling.config import ConfigError, load_config
+    from referee.scheduling.config import ConfigError
+    from referee.scheduling.loader import load_config
 
     path = tmp_path / "one.toml"
     fixed = MISTAKES

@@ -436,7 +436,8 @@ def test_a_bad_limit_is_a_usage_error(bad: str) -> None:
 
 
 def test_the_tournament_file_sets_the_sandbox(tmp_path: Path) -> None:
-    from referee.scheduling.config import ConfigError, load_config
+    from referee.scheduling.config import ConfigError
+    from referee.scheduling.loader import load_config
 
     path = tmp_path / "t.toml"
     path.write_text(

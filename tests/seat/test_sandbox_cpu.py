@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli import cli
-from referee.scheduling.config import ConfigError, build_config, load_config
+from referee.scheduling.config import ConfigError
+from referee.scheduling.loader import build_config, load_config
 from referee.seat import sandbox
 from referee.seat.affinity import CpuPlan, cpu_list
 from referee.seat.process import EngineProcess
