@@ -6,24 +6,25 @@ an engine sends; a line whose first word is not a message of that direction come
 Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
 ``parse(format(message)) == message`` for every message.
 
-A ``position`` line, read on every decision, first goes to a fast reader that knows the
-formatter's own layout; on any doubt it leaves the line to the general reader, so both accept
-the same lines, give the same messages and raise the same errors.
+A ``position`` line, read on every decision, is read by one reader (``_read_game`` and
+``_read_position``, which make every check), whichever way the line was cut into its fields: a
+line in the formatter's own layout is cut straight at the places its fields hold
+(``_fast_position``), any other by the general field pass (``_Fields``). Both ways accept the
+same lines, give the same messages and raise the same errors.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
-from ginproto.cards import _CARD_OF_TEXT, Card, card_index
+from ginproto.cards import Card, card_index
 from ginproto.game import Entry, GameEnd, GameView, Roles
-from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn, build_frozen
+from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move
 from ginproto.protocol.grammar import (
-    _SMALL_NUMBERS,
     ADVICE,
     AUTHOR,
     CAPPED,
@@ -57,7 +58,6 @@ from ginproto.protocol.grammar import (
     KNOCKLIMIT,
     LAYOFF_SEP,
     LAYOFFS,
-    LIST_SEP,
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
@@ -121,6 +121,7 @@ from ginproto.protocol.grammar import (
     _seat,
     _seats,
     _signed,
+    _Values,
     parse_move_token,
 )
 from ginproto.protocol.messages import (
@@ -181,71 +182,23 @@ _SAME: dict[str, tuple[str, Any]] = {}
 _V = TypeVar("_V")
 
 
-def _position_view(
-    *,
-    rules: Rules,
-    seat: int,
-    dealer: int,
-    knock_limit: int,
-    phase: Phase,
-    to_move: int,
-    cards: tuple[Card, ...],
-    pile: tuple[Card, ...],
-    stock: int,
-    history: tuple[Turn, ...],
-    player: int,
-    seats: tuple[int, int],
-    totals: tuple[tuple[int, ...], ...],
-    closed: tuple[bool, ...],
-    hand_number: int,
-    roles: Roles | None,
-    advice: Move | None,
-) -> GameView:
-    """The view a ``position`` line describes, from its values read already (by the general
-    reader or the fast path). Every field is given, in the order of the frozen dataclasses' own
-    ``__init__``, which the fast build skips: a position line is read on every decision."""
-    hand = build_frozen(
-        HandView,
-        {
-            "rules": rules,
-            "seat": seat,
-            "dealer": dealer,
-            "knock_limit": knock_limit,
-            "phase": phase,
-            "to_move": to_move,
-            "cards": cards,
-            "pile": pile,
-            "stock": stock,
-            "history": history,
-        },
-    )
-    return build_frozen(
-        GameView,
-        {
-            "player": player,
-            "hand": hand,
-            "seats": seats,
-            "totals": totals,
-            "closed": closed,
-            "hand_number": hand_number,
-            "roles": roles,
-            "advice": advice,
-        },
-    )
+class _Game(NamedTuple):
+    """The fields of a position line that change only from hand to hand, read and checked."""
+
+    rules: Rules
+    seats: tuple[int, int]
+    totals: tuple[tuple[int, ...], ...]
+    closed: tuple[bool, ...]
+    roles: Roles | None
 
 
-def _parse_position(tokens: Sequence[str]) -> Position:
-    fields = _Fields(POSITION, tokens)
+def _read_game(fields: _Fields) -> _Game:
+    """The rules, seats, scores, closed games and roles of a position line's fields."""
     rules = _rules(fields.params)
     players, games = rules.players, rules.games
-    player = _int(fields.need(PLAYER), PLAYER, 0, players - 1)
     seats = _same(SEATS, fields.need(SEATS), _seats)
     if not all(p < players for p in seats):
         raise ValueError(f"{SEATS} must name players below {players}")
-    cards = _cards(fields.need(CARDS), CARDS)
-    pile = _cards(fields.need(PILE), PILE)
-    if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
-        raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
     totals = _same(SCORES, fields.need(SCORES), _parse_scores)
     closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
     if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
@@ -256,61 +209,80 @@ def _parse_position(tokens: Sequence[str]) -> Position:
     roles = None if roles_text is None else _same(ROLES, roles_text, _roles)
     if (roles is not None) != (players == 3):
         raise ValueError(f"{ROLES} are given exactly when three players play")
-    advice_text = fields.get(ADVICE)
-    view = _position_view(
-        rules=rules,
-        seat=_seat(fields.need(SEAT), SEAT),
-        dealer=_seat(fields.need(DEALER), DEALER),
-        knock_limit=_int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
-        phase=_enum_value(Phase, fields.need(PHASE), PHASE),
-        to_move=_seat(fields.need(TOMOVE), TOMOVE),
-        cards=cards,
-        pile=pile,
-        stock=_int(fields.need(STOCK), STOCK, 0, 52),
-        history=_history(fields.need(HISTORY)),
-        player=player,
-        seats=seats,
-        totals=totals,
-        closed=closed,
-        hand_number=_int(fields.need(HAND), HAND, 1),
-        roles=roles,
-        advice=None if advice_text is None else parse_move_token(advice_text),
+    return _Game(rules, seats, totals, closed, roles)
+
+
+def _read_position(values: _Values, game: _Game) -> Position:
+    """The ``Position`` of a position line's field ``values`` and of its ``game`` (read from
+    the same line by ``_read_game``). Every check of a position line is made here or there,
+    whichever way the line was cut into its fields."""
+    rules, seats, totals, closed, roles = game
+    player = _int(values[PLAYER], PLAYER, 0, rules.players - 1)
+    cards = _cards(values[CARDS], CARDS)
+    pile = _cards(values[PILE], PILE)
+    if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
+        raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
+    advice_text = values.get(ADVICE)
+    # Every field is given, in the order of the frozen dataclasses' own ``__init__``, which
+    # ``build_frozen`` skips: a position line is read on every decision.
+    hand = build_frozen(
+        HandView,
+        {
+            "rules": rules,
+            "seat": _seat(values[SEAT], SEAT),
+            "dealer": _seat(values[DEALER], DEALER),
+            "knock_limit": _int(values[KNOCKLIMIT], KNOCKLIMIT, 0, 100),
+            "phase": _enum_value(Phase, values[PHASE], PHASE),
+            "to_move": _seat(values[TOMOVE], TOMOVE),
+            "cards": cards,
+            "pile": pile,
+            "stock": _int(values[STOCK], STOCK, 0, 52),
+            "history": _history(values[HISTORY]),
+        },
     )
-    upcard = fields.get(UPCARD)
-    if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
+    view = build_frozen(
+        GameView,
+        {
+            "player": player,
+            "hand": hand,
+            "seats": seats,
+            "totals": totals,
+            "closed": closed,
+            "hand_number": _int(values[HAND], HAND, 1),
+            "roles": roles,
+            "advice": None if advice_text is None else parse_move_token(advice_text),
+        },
+    )
+    upcard = values.get(UPCARD)
+    if upcard is not None and _cards(upcard, UPCARD) != (hand.upcard,):
         raise ValueError(
-            f"{UPCARD} {upcard} is not the first upcard of this pile and history"
-            f" ({view.hand.upcard})"
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history ({hand.upcard})"
         )
-    fields.done()
     return Position(view)
 
 
-# The position line in the formatter's own layout (``format_position``), read without the
-# general field pass: the head's fields sit at known places and are read straight from a short
-# split, the history is cut out of the line and never split with it, and the tail (seats,
-# scores, closed, roles, advice, rules) is remembered by its text, for it changes only from
-# hand to hand. Any doubt (another order, other spacing, a field more or less, any value the
-# checks refuse) gives ``None`` and the general reader reads the line, so what is accepted,
-# what is returned and every error message are the general reader's.
+# The position line in the formatter's own layout (``format_position``) is cut without the
+# general field pass: the head's fields sit at known places and are taken from a short split,
+# the history is cut out of the line and never split with it, and the tail (seats, scores,
+# closed, roles, advice, rules) is remembered by its text, with the ``_Game`` read from it, for
+# it changes only from hand to hand. A line in any other layout (another order, other spacing,
+# a field more or less) gives ``None`` and the general reader reads it; either way the fields
+# are read by ``_read_game`` and ``_read_position``, so what is accepted, what is returned and
+# every error message are the same.
 
 _HEAD_NAMES: Final = [PLAYER, SEAT, DEALER, HAND, PHASE, TOMOVE, KNOCKLIMIT, STOCK, CARDS, PILE]
 _HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
 _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
 _OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
-_SEATS: Final = frozenset((0, 1))
-_PHASE_OF: Final = {phase.value: phase for phase in Phase}
+_POSITION_FIELDS: Final = frozenset((*_HEAD_NAMES, UPCARD, HISTORY, ADVICE))  # _read_position's
 
-_Tail = tuple[
-    Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
-]
-_last_tail: tuple[str, _Tail] | None = None
+_last_tail: tuple[str, tuple[_Game, str | None]] | None = None
 
 
-def _tail_of(text: str) -> _Tail:
-    """The fields after the history, with every check of ``_parse_position`` that needs
-    nothing before the history; raises on anything the fast reader does not take."""
+def _tail_of(text: str) -> tuple[_Game, str | None]:
+    """The game read from the fields after the history, and the advice's text if any; raises
+    on a field the fast reader does not know there."""
     global _last_tail
     last = _last_tail
     if last is not None and last[0] == text:
@@ -321,104 +293,58 @@ def _tail_of(text: str) -> _Tail:
     fields = _Fields(POSITION, tokens)
     if not fields.values.keys() <= _TAIL_NAMES:
         raise ValueError("a field the fast reader does not know")
-    rules = _rules(fields.params)
-    players, games = rules.players, rules.games
-    seats = _seats(fields.need(SEATS))
-    if not all(p < players for p in seats):
-        raise ValueError(SEATS)
-    totals = _parse_scores(fields.need(SCORES))
-    closed = _parse_closed(fields.need(CLOSED))
-    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
-        raise ValueError(SCORES)
-    roles_text = fields.get(ROLES)
-    roles = None if roles_text is None else _roles(roles_text)
-    if (roles is not None) != (players == 3):
-        raise ValueError(ROLES)
-    advice_text = fields.get(ADVICE)
-    advice = None if advice_text is None else parse_move_token(advice_text)
-    tail: _Tail = (rules, seats, totals, closed, roles, advice)
+    tail = (_read_game(fields), fields.values.get(ADVICE))
     _last_tail = (text, tail)
     return tail
 
 
+def _head_of(body: str) -> tuple[_Values, int] | None:
+    """The head's fields and the history's, in the formatter's layout, and where the history's
+    value ends; ``None`` for any other layout."""
+    # No whitespace but spaces (then splitting at " " is splitting at whitespace, once no
+    # token is empty): isascii is free, and each test a fast scan.
+    if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
+        return None
+    at = body.find(_HISTORY_AT)
+    start = at + len(_HISTORY_AT)
+    end = body.find(" ", start)
+    if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
+        return None  # no history, or a parameter where the general reader would see one
+    head = body[:at].split(" ")
+    size = len(head)
+    if not (size == _HEAD_SIZE or (size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD)):
+        return None
+    if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
+        return None
+    values = _Values(zip(head[1::2], head[2::2], strict=True))
+    values[HISTORY] = body[start:end]
+    return values, end
+
+
 def _fast_position(line: str) -> Position | None:
-    """The ``Position`` of a line in the formatter's layout, equal to what
-    ``_parse_position`` makes of it; ``None`` for any other line (read it the general way)."""
+    """The ``Position`` of a line in the formatter's layout, equal to what the general reader
+    makes of it; ``None`` for any other line, and for one that the checks refuse (the general
+    reader reads it again and says what is wrong)."""
     try:
         body = line[:-1] if line[-1:] == "\n" else line
-        # No whitespace but spaces (then splitting at " " is splitting at whitespace, once
-        # no token is empty): isascii is free, and each test a fast scan.
-        if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
+        head = _head_of(body)
+        if head is None:
             return None
-        at = body.find(_HISTORY_AT)
-        start = at + len(_HISTORY_AT)
-        end = body.find(" ", start)
-        if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
-            return None  # no history, or a parameter where the general reader would see one
-        history_text = body[start:end]
-        head = body[:at].split(" ")
-        size = len(head)
-        if size == _HEAD_SIZE:
-            upcard_text = None
-        elif size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD:
-            upcard_text = head[_HEAD_SIZE + 1]
-        else:
-            return None
-        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
-            return None
-        rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
-        # Values by lookup; any other text (which may still be valid) goes the general way.
-        try:
-            cards = tuple(map(_CARD_OF_TEXT, head[18].split(LIST_SEP)))
-            pile = tuple(map(_CARD_OF_TEXT, head[20].split(LIST_SEP)))
-        except KeyError:
-            cards = _cards(head[18], CARDS)
-            pile = _cards(head[20], PILE)
-        if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
-            return None
-        number = _SMALL_NUMBERS.get
-        seat, dealer, to_move = number(head[4]), number(head[6]), number(head[12])
-        knock_limit, stock = number(head[14], -1), number(head[16], -1)
-        player, hand_number = number(head[2], -1), number(head[8], 0)
-        phase = _PHASE_OF.get(head[10])
-        if (
-            not 0 <= player < rules.players
-            or hand_number < 1
-            or seat not in _SEATS
-            or dealer not in _SEATS
-            or to_move not in _SEATS
-            or not 0 <= knock_limit <= 100
-            or not 0 <= stock <= 52
-            or phase is None
-        ):
-            return None
-        view = _position_view(
-            rules=rules,
-            seat=seat,
-            dealer=dealer,
-            knock_limit=knock_limit,
-            phase=phase,
-            to_move=to_move,
-            cards=cards,
-            pile=pile,
-            stock=stock,
-            history=_history(history_text),
-            player=player,
-            seats=seats,
-            totals=totals,
-            closed=closed,
-            hand_number=hand_number,
-            roles=roles,
-            advice=advice,
-        )
-        if upcard_text is not None:
-            upcard = view.hand.upcard
-            said = _CARD_OF_TEXT(upcard_text)
-            if said is not upcard and _cards(upcard_text, UPCARD) != (upcard,):
-                return None
-        return Position(view)
-    except Exception:  # the general reader says what is wrong
+        values, end = head
+        game, advice = _tail_of(body[end + 1 :])
+        if advice is not None:
+            values[ADVICE] = advice
+        return _read_position(values, game)
+    except Exception:
         return None
+
+
+def _parse_position(tokens: Sequence[str]) -> Position:
+    """The general reader: the fields in any order, cut by ``_Fields``."""
+    fields = _Fields(POSITION, tokens)
+    position = _read_position(fields.values, _read_game(fields))
+    fields.done(_POSITION_FIELDS)
+    return position
 
 
 # ==========================================================================================
@@ -666,9 +592,7 @@ def _parse_option(tokens: Sequence[str]) -> OptionDecl:
         raise ValueError(f"the option {name!r} has no {DEFAULT} (write {EMPTY} for none)")
     default = values[DEFAULT]
     default = "" if default == EMPTY else default
-    bounds = [
-        None if values.get(key) is None else _signed(values[key], key) for key in (MIN, MAX)
-    ]
+    bounds = [None if values.get(key) is None else _signed(values[key], key) for key in (MIN, MAX)]
     option = OptionDecl(name, kind, default, bounds[0], bounds[1], tuple(vars_))
     if kind is not OptionType.STRING:
         option._value_of(default)  # a spin, check or combo must have a valid default
