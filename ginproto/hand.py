@@ -624,12 +624,7 @@ class Hand:
             self.phase = _DISCARD
             return turn
         if kind is _KIND_PASS:
-            if len(self._history) == 1:
-                self.to_move = self.dealer
-            else:
-                self.to_move = 1 - self.dealer
-                self.phase = _DRAW
-                self._stock_only = True
+            self._pass_on()
         elif kind is _KIND_DISCARD:
             card = move.card
             assert card is not None
@@ -644,6 +639,16 @@ class Hand:
         else:
             self._showdown(move)
         return turn
+
+    def _pass_on(self) -> None:
+        """After a pass on the first upcard: the dealer's turn to take it or pass, or after two
+        passes the non-dealer's turn to draw, from the stock only."""
+        if len(self._history) == 1:
+            self.to_move = self.dealer
+        else:
+            self.to_move = 1 - self.dealer
+            self.phase = _DRAW
+            self._stock_only = True
 
     def check(self, move: Move) -> None:
         """Raise ``IllegalMoveError`` with the reason if ``move`` is not legal now for the
