@@ -16,16 +16,15 @@ from operator import or_
 from typing import TypeVar
 
 from ginproto.cards import DECK, Card, card_index, check_deck
+from ginproto.layoffs import best_layoffs, knocker_arrangement
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
     Meld,
     MeldError,
-    best_layoffs,
     best_melds,
     check_declared,
     deadwood,
-    knocker_arrangement,
     mask_deadwood,
     mask_knock_options,
 )
@@ -340,7 +339,7 @@ def score_showdown(
 
     ``hands`` are both seats' final cards: the knocker's after its discard (all 11 for
     ``big_gin``), the defender's 10. ``arrangement`` is how the knocker lays them out (declared,
-    or ``ginproto.melds.knocker_arrangement``'s choice); its deadwood is K. The defender lays
+    or ``ginproto.layoffs.knocker_arrangement``'s choice); its deadwood is K. The defender lays
     off by ``best_layoffs`` unless K is 0; ``upcard`` is the hand's first upcard (the spade
     double). Gin: D + gin bonus; K < D: D - K; else the undercut, K - D + undercut bonus to
     the defender. ``points`` include the multiplier.
