@@ -5,7 +5,7 @@ A card is laid off onto a run through a chain from one of its ends, onto a three
 fourth card. ``best_layoffs`` tries every collection of the defender's own melds and lays off
 what is left as far as chains reach; ``layable_count`` counts the cards that could be laid off,
 and ``knocker_arrangement`` picks the least-deadwood arrangement that leaves the fewest unseen
-cards to lay off. Cards are 52-bit masks inside, as in ``ginproto.melds``.
+cards to lay off. Cards are 52-bit masks inside (``ginproto.meld_masks``).
 """
 
 from __future__ import annotations
@@ -13,17 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ginproto.cards import DECK, Card
+from ginproto.meld_masks import _RANK_COLUMNS, _VALUES, _hand_melds, _mask_cards
 from ginproto.melds import (
-    _RANK_COLUMNS,
-    _VALUES,
     Arrangement,
     DefenderResult,
     Layoff,
     Meld,
     _arrangement,
     _arrangement_order,
-    _hand_melds,
-    _mask_cards,
     _meld_mask,
     _second,
     _to_mask,
