@@ -1,10 +1,10 @@
 """The protocol's codec: a line read into its typed message.
 
-``parse_referee_line(line)`` reads a line the referee sends, ``parse_engine_line(line)`` a line
-an engine sends; a line whose first word is not a message of that direction comes back as
-``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for the lines read most.
-Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
-``parse(format(message)) == message`` for every message.
+``parse_referee_line(line)`` reads a line the referee sends (``parse_engine_line(line)``, in
+``engine_lines``, a line an engine sends); a line whose first word is not a message of that
+direction comes back as ``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for
+the lines read most. Malformed input raises ``ProtocolError`` saying what was expected, and
+never anything else. ``parse(format(message)) == message`` for every message.
 
 A ``position`` line, read on every decision, is read by one reader (``_read_game`` and
 ``_read_position``, which make every check), whichever way the line was cut into its fields: a
@@ -24,14 +24,13 @@ from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move
+from ginproto.protocol.engine_lines import parse_engine_line
 from ginproto.protocol.grammar import (
     ADVICE,
-    AUTHOR,
     CAPPED,
     CARDS,
     CLOSED,
     DEALER,
-    DEFAULT,
     DEFENDERDEADWOOD,
     DEFENDERMELDS,
     DRAWS,
@@ -42,15 +41,12 @@ from ginproto.protocol.grammar import (
     GAMEOVER,
     GAMES,
     GIN,
-    GINOK,
     GO,
     HAND,
     HANDOVER,
     HANDS,
     HISTORY,
-    ID,
     INC,
-    INFO,
     ISREADY,
     KNOCKER,
     KNOCKERDEADWOOD,
@@ -61,15 +57,12 @@ from ginproto.protocol.grammar import (
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
-    MAX,
-    MIN,
     MOVE,
     MOVETIME,
     MULTIPLIER,
     NAME,
     NEWGAME,
     NEWMATCH,
-    OPTION,
     OUTCOME,
     PARAM_SEP,
     PART_SEP,
@@ -81,7 +74,6 @@ from ginproto.protocol.grammar import (
     PROTOCOL,
     PROTOCOL_VERSION,
     QUIT,
-    READYOK,
     ROLES,
     SCORES,
     SEAT,
@@ -92,11 +84,8 @@ from ginproto.protocol.grammar import (
     STOCK,
     TIME,
     TOMOVE,
-    TYPE,
     UPCARD,
     VALUE,
-    VAR,
-    VERSION,
     WINNER,
     WINNERS,
     WINS,
@@ -120,30 +109,22 @@ from ginproto.protocol.grammar import (
     _scores,
     _seat,
     _seats,
-    _signed,
     _Values,
     parse_move_token,
 )
 from ginproto.protocol.messages import (
-    EngineMessage,
     GameOver,
     Gin,
-    GinOk,
     Go,
     HandOver,
-    Id,
-    Info,
     IsReady,
     MatchOver,
     MatchScore,
     MoveReply,
     NewGame,
     NewMatch,
-    OptionDecl,
-    OptionType,
     Position,
     Quit,
-    ReadyOk,
     RefereeMessage,
     SetOption,
     Unknown,
@@ -551,88 +532,6 @@ def parse_referee_line(line: str) -> RefereeMessage:
     except ProtocolError:
         raise
     except (ValueError, IndexError) as exc:  # CardError, MeldError, MoveError, RulesError...
-        raise ProtocolError(f"malformed {word} line: {exc}", word) from None
-    return Unknown(" ".join(tokens))
-
-
-# ==========================================================================================
-# Engine lines
-
-_OPTION_KEYS: Final = (NAME, TYPE, DEFAULT, MIN, MAX, VAR)
-
-
-def _parse_option(tokens: Sequence[str]) -> OptionDecl:
-    if not tokens or tokens[0] != NAME:
-        raise ValueError(f"expected '{OPTION} {NAME} <name> {TYPE} <type> {DEFAULT} <value> ...'")
-    groups: list[tuple[str, list[str]]] = []
-    for token in tokens:
-        if token in _OPTION_KEYS:
-            groups.append((token, []))
-        else:
-            groups[-1][1].append(token)
-    values: dict[str, str] = {}
-    vars_: list[str] = []
-    for key, words in groups:
-        text = " ".join(words)
-        if key == VAR:
-            if not text:
-                raise ValueError(f"{VAR} needs a value")
-            vars_.append(text)
-        elif key in values:
-            raise ValueError(f"{key!r} is given twice")
-        else:
-            values[key] = text
-    name = values.get(NAME, "")
-    if not name:
-        raise ValueError("the option name is missing")
-    if TYPE not in values:
-        raise ValueError(f"the option {name!r} has no {TYPE}")
-    kind = _enum_value(OptionType, values[TYPE], TYPE)
-    if DEFAULT not in values:
-        raise ValueError(f"the option {name!r} has no {DEFAULT} (write {EMPTY} for none)")
-    default = values[DEFAULT]
-    default = "" if default == EMPTY else default
-    bounds = [None if values.get(key) is None else _signed(values[key], key) for key in (MIN, MAX)]
-    option = OptionDecl(name, kind, default, bounds[0], bounds[1], tuple(vars_))
-    if kind is not OptionType.STRING:
-        option._value_of(default)  # a spin, check or combo must have a valid default
-    return option
-
-
-def parse_engine_line(line: str) -> EngineMessage:
-    """Read one line an engine sends (with or without its line break).
-
-    Returns the message, or ``Unknown`` for a line whose first word is not an engine message
-    (the referee logs and ignores those). Raises ``ProtocolError`` if a known line is
-    malformed; ``exc.keyword == "move"`` marks a malformed reply to ``go``.
-    """
-    tokens = line.split()
-    if not tokens:
-        return Unknown(line.strip())
-    word, rest = tokens[0], tokens[1:]
-    try:
-        if word == MOVE:
-            if not rest:
-                raise ValueError("expected a move after 'move', e.g. 'move discard 7h'")
-            return MoveReply(Move.from_str(" ".join(rest)))
-        if word == INFO:
-            return Info(" ".join(rest))
-        if word == READYOK:
-            return ReadyOk()
-        if word == ID:
-            if len(rest) < 2:
-                raise ValueError(f"expected '{ID} <{NAME}|{AUTHOR}|{VERSION}> <text>'")
-            return Id(rest[0], " ".join(rest[1:]))
-        if word == OPTION:
-            return _parse_option(rest)
-        if word == GINOK:
-            fields = _Fields(GINOK, rest)
-            version = _opt_int(fields, PROTOCOL)
-            fields.done()
-            return GinOk(PROTOCOL_VERSION if version is None else version)
-    except ProtocolError:
-        raise
-    except (ValueError, IndexError) as exc:
         raise ProtocolError(f"malformed {word} line: {exc}", word) from None
     return Unknown(" ".join(tokens))
 
