@@ -16,7 +16,7 @@ same lines, give the same messages and raise the same errors.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, TypeVar
 
 from ginproto.cards import Card, card_index
@@ -173,36 +173,53 @@ class _Game(NamedTuple):
     roles: Roles | None
 
 
-def _read_game(fields: _Fields) -> _Game:
+def _read_game(values: _Values, params: Mapping[str, str]) -> _Game:
     """The rules, seats, scores, closed games and roles of a position line's fields."""
-    rules = _rules(fields.params)
-    players, games = rules.players, rules.games
-    seats = _same(SEATS, fields.need(SEATS), _seats)
+    rules = _rules(params)
+    return _game_after_seats(values, rules, _checked_seats(values[SEATS], rules.players))
+
+
+def _checked_seats(text: str, players: int) -> tuple[int, int]:
+    seats = _same(SEATS, text, _seats)
     if not all(p < players for p in seats):
         raise ValueError(f"{SEATS} must name players below {players}")
-    totals = _same(SCORES, fields.need(SCORES), _parse_scores)
-    closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
+    return seats
+
+
+def _game_after_seats(values: _Values, rules: Rules, seats: tuple[int, int]) -> _Game:
+    """The game part of a position line's fields, its ``rules`` and ``seats`` read already."""
+    players, games = rules.players, rules.games
+    totals = _same(SCORES, values[SCORES], _parse_scores)
+    closed = _same(CLOSED, values[CLOSED], _parse_closed)
     if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
         raise ValueError(
             f"{SCORES} and {CLOSED} must have {plural(games, 'game')} of {players} players each"
         )
-    roles_text = fields.get(ROLES)
+    roles_text = values.get(ROLES)
     roles = None if roles_text is None else _same(ROLES, roles_text, _roles)
     if (roles is not None) != (players == 3):
         raise ValueError(f"{ROLES} are given exactly when three players play")
     return _Game(rules, seats, totals, closed, roles)
 
 
-def _read_position(values: _Values, game: _Game) -> Position:
-    """The ``Position`` of a position line's field ``values`` and of its ``game`` (read from
-    the same line by ``_read_game``). Every check of a position line is made here or there,
-    whichever way the line was cut into its fields."""
-    rules, seats, totals, closed, roles = game
+def _read_position(
+    values: _Values, params: Mapping[str, str], game: _Game | None = None
+) -> Position:
+    """The ``Position`` of a position line's field ``values`` and rule ``params``. ``game`` is
+    the game part of the same line read already by ``_read_game`` (the fast reader remembers
+    it); without it, it is read here, its checks in their place among the others. Every check
+    of a position line is made here or in the functions it calls, whichever way the line was
+    cut into its fields."""
+    rules = _rules(params) if game is None else game.rules
     player = _int(values[PLAYER], PLAYER, 0, rules.players - 1)
+    seats = _checked_seats(values[SEATS], rules.players) if game is None else game.seats
     cards = _cards(values[CARDS], CARDS)
     pile = _cards(values[PILE], PILE)
     if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
         raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
+    if game is None:
+        game = _game_after_seats(values, rules, seats)
+    _, _, totals, closed, roles = game
     advice_text = values.get(ADVICE)
     # Every field is given, in the order of the frozen dataclasses' own ``__init__``, which
     # ``build_frozen`` skips: a position line is read on every decision.
@@ -256,7 +273,8 @@ _HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
 _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
 _OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
-_POSITION_FIELDS: Final = frozenset((*_HEAD_NAMES, UPCARD, HISTORY, ADVICE))  # _read_position's
+# The fields _read_position reads.
+_POSITION_FIELDS: Final = frozenset((*_HEAD_NAMES, UPCARD, HISTORY, *_TAIL_NAMES))
 
 _last_tail: tuple[str, tuple[_Game, str | None]] | None = None
 
@@ -274,7 +292,7 @@ def _tail_of(text: str) -> tuple[_Game, str | None]:
     fields = _Fields(POSITION, tokens)
     if not fields.values.keys() <= _TAIL_NAMES:
         raise ValueError("a field the fast reader does not know")
-    tail = (_read_game(fields), fields.values.get(ADVICE))
+    tail = (_read_game(fields.values, fields.params), fields.values.get(ADVICE))
     _last_tail = (text, tail)
     return tail
 
@@ -315,7 +333,7 @@ def _fast_position(line: str) -> Position | None:
         game, advice = _tail_of(body[end + 1 :])
         if advice is not None:
             values[ADVICE] = advice
-        return _read_position(values, game)
+        return _read_position(values, {}, game)
     except Exception:
         return None
 
@@ -323,7 +341,7 @@ def _fast_position(line: str) -> Position | None:
 def _parse_position(tokens: Sequence[str]) -> Position:
     """The general reader: the fields in any order, cut by ``_Fields``."""
     fields = _Fields(POSITION, tokens)
-    position = _read_position(fields.values, _read_game(fields))
+    position = _read_position(fields.values, fields.params)
     fields.done(_POSITION_FIELDS)
     return position
 
