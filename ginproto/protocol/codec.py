@@ -109,7 +109,6 @@ from ginproto.protocol.grammar import (
     _scores,
     _seat,
     _seats,
-    _Values,
     parse_move_token,
 )
 from ginproto.protocol.messages import (
@@ -173,7 +172,7 @@ class _Game(NamedTuple):
     roles: Roles | None
 
 
-def _read_game(values: _Values, params: Mapping[str, str]) -> _Game:
+def _read_game(values: dict[str, str], params: Mapping[str, str]) -> _Game:
     """The rules, seats, scores, closed games and roles of a position line's fields."""
     rules = _rules(params)
     return _game_after_seats(values, rules, _checked_seats(values[SEATS], rules.players))
@@ -186,7 +185,7 @@ def _checked_seats(text: str, players: int) -> tuple[int, int]:
     return seats
 
 
-def _game_after_seats(values: _Values, rules: Rules, seats: tuple[int, int]) -> _Game:
+def _game_after_seats(values: dict[str, str], rules: Rules, seats: tuple[int, int]) -> _Game:
     """The game part of a position line's fields, its ``rules`` and ``seats`` read already."""
     players, games = rules.players, rules.games
     totals = _same(SCORES, values[SCORES], _parse_scores)
@@ -203,9 +202,10 @@ def _game_after_seats(values: _Values, rules: Rules, seats: tuple[int, int]) -> 
 
 
 def _read_position(
-    values: _Values, params: Mapping[str, str], game: _Game | None = None
+    values: dict[str, str], params: Mapping[str, str], game: _Game | None = None
 ) -> Position:
-    """The ``Position`` of a position line's field ``values`` and rule ``params``. ``game`` is
+    """The ``Position`` of a position line's field ``values`` (``_Values``, where a field
+    missing raises, unless the line's layout has them all) and rule ``params``. ``game`` is
     the game part of the same line read already by ``_read_game`` (the fast reader remembers
     it); without it, it is read here, its checks in their place among the others. Every check
     of a position line is made here or in the functions it calls, whichever way the line was
@@ -227,11 +227,11 @@ def _read_position(
         HandView,
         {
             "rules": rules,
-            "seat": _seat(values[SEAT], SEAT),
-            "dealer": _seat(values[DEALER], DEALER),
+            "seat": _int(values[SEAT], SEAT, 0, 1),
+            "dealer": _int(values[DEALER], DEALER, 0, 1),
             "knock_limit": _int(values[KNOCKLIMIT], KNOCKLIMIT, 0, 100),
             "phase": _enum_value(Phase, values[PHASE], PHASE),
-            "to_move": _seat(values[TOMOVE], TOMOVE),
+            "to_move": _int(values[TOMOVE], TOMOVE, 0, 1),
             "cards": cards,
             "pile": pile,
             "stock": _int(values[STOCK], STOCK, 0, 52),
@@ -297,7 +297,7 @@ def _tail_of(text: str) -> tuple[_Game, str | None]:
     return tail
 
 
-def _head_of(body: str) -> tuple[_Values, int] | None:
+def _head_of(body: str) -> tuple[dict[str, str], int] | None:
     """The head's fields and the history's, in the formatter's layout, and where the history's
     value ends; ``None`` for any other layout."""
     # No whitespace but spaces (then splitting at " " is splitting at whitespace, once no
@@ -315,7 +315,7 @@ def _head_of(body: str) -> tuple[_Values, int] | None:
         return None
     if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
         return None
-    values = _Values(zip(head[1::2], head[2::2], strict=True))
+    values = dict(zip(head[1::2], head[2::2], strict=True))
     values[HISTORY] = body[start:end]
     return values, end
 
