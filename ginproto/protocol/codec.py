@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, TypeVar
 
-from ginproto.cards import Card, card_index
+from ginproto.cards import Card, card_index, card_text
 from ginproto.game import Entry, GameEnd, GameView, Roles
 from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
@@ -251,10 +251,15 @@ def _read_position(
             "advice": None if advice_text is None else parse_move_token(advice_text),
         },
     )
-    upcard = values.get(UPCARD)
-    if upcard is not None and _cards(upcard, UPCARD) != (hand.upcard,):
+    upcard, first = values.get(UPCARD), hand.upcard
+    # The upcard's own text needs no reading; any other must read as the same card.
+    if (
+        upcard is not None
+        and (first is None or upcard != card_text(first))
+        and _cards(upcard, UPCARD) != (first,)
+    ):
         raise ValueError(
-            f"{UPCARD} {upcard} is not the first upcard of this pile and history ({hand.upcard})"
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history ({first})"
         )
     return Position(view)
 
