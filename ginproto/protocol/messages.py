@@ -480,18 +480,8 @@ class Unknown:
 
 
 RefereeMessage = (
-    Gin
-    | SetOption
-    | IsReady
-    | NewMatch
-    | NewGame
-    | Position
-    | Go
-    | HandOver
-    | GameOver
-    | MatchScore
-    | Quit
-    | Unknown
+    Gin | SetOption | IsReady | NewMatch | NewGame | Position | Go | HandOver | GameOver
+    | MatchScore | Quit | Unknown
 )
 EngineMessage = Id | OptionDecl | GinOk | ReadyOk | MoveReply | Info | Unknown
 
