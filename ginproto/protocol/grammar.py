@@ -486,7 +486,8 @@ class _Fields:
     def done(self, read: AbstractSet[str] = frozenset()) -> None:
         """Log the fields nobody asked for (nor ``read`` straight from ``values``): they are
         ignored (forward compatibility)."""
-        for name in self.values.keys() - self._used - read:
+        self._used.update(read)
+        for name in self.values.keys() - self._used:
             logger.debug("%s: ignoring unknown field %r", self.keyword, name)
 
 
