@@ -116,7 +116,7 @@ class Recorder(ExpertEngine):
 
     def record(self, view: GameView, truth: int) -> None:
         evaluator = self._evaluator(view)
-        k = evaluator.k
+        k = evaluator.knowledge
         hand = view.hand
         dead = cards_mask(hand.cards) | cards_mask(hand.pile)
         weights = k.population_weights

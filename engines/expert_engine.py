@@ -283,7 +283,7 @@ class ExpertEngine(Engine):
         if (
             showdown is not None
             and params.waiting > 0
-            and len(evaluator.k.discarded) >= params.wait_from
+            and len(evaluator.knowledge.discarded) >= params.wait_from
         ):
             knock_total = self._knock_against_waiting(showdown, evaluator, knock_total)
         best = max(candidates, key=lambda c: (totals[c], -scores[c]))
@@ -299,7 +299,7 @@ class ExpertEngine(Engine):
     def _showdown(view: GameView, evaluator: Evaluator, knock: Card) -> Showdown:
         """This seat's knock with ``knock``, to score against the opponent's hands."""
         kept = [c for c in view.hand.cards if c != knock]
-        hidden = [*evaluator.k.unseen, *evaluator.k.opponent_known]
+        hidden = [*evaluator.knowledge.unseen, *evaluator.knowledge.opponent_known]
         return Showdown.of(view.hand, kept, hidden)
 
     @staticmethod

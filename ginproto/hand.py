@@ -16,16 +16,15 @@ from operator import or_
 from typing import TypeVar
 
 from ginproto.cards import DECK, Card, card_index, check_deck
+from ginproto.layoffs import best_layoffs, knocker_arrangement
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
     Meld,
     MeldError,
-    best_layoffs,
     best_melds,
     check_declared,
     deadwood,
-    knocker_arrangement,
     mask_deadwood,
     mask_knock_options,
 )
@@ -340,7 +339,7 @@ def score_showdown(
 
     ``hands`` are both seats' final cards: the knocker's after its discard (all 11 for
     ``big_gin``), the defender's 10. ``arrangement`` is how the knocker lays them out (declared,
-    or ``ginproto.melds.knocker_arrangement``'s choice); its deadwood is K. The defender lays
+    or ``ginproto.layoffs.knocker_arrangement``'s choice); its deadwood is K. The defender lays
     off by ``best_layoffs`` unless K is 0; ``upcard`` is the hand's first upcard (the spade
     double). Gin: D + gin bonus; K < D: D - K; else the undercut, K - D + undercut bonus to
     the defender. ``points`` include the multiplier.
@@ -624,12 +623,7 @@ class Hand:
             self.phase = _DISCARD
             return turn
         if kind is _KIND_PASS:
-            if len(self._history) == 1:
-                self.to_move = self.dealer
-            else:
-                self.to_move = 1 - self.dealer
-                self.phase = _DRAW
-                self._stock_only = True
+            self._pass_on()
         elif kind is _KIND_DISCARD:
             card = move.card
             assert card is not None
@@ -644,6 +638,16 @@ class Hand:
         else:
             self._showdown(move)
         return turn
+
+    def _pass_on(self) -> None:
+        """After a pass on the first upcard: the dealer's turn to take it or pass, or after two
+        passes the non-dealer's turn to draw, from the stock only."""
+        if len(self._history) == 1:
+            self.to_move = self.dealer
+        else:
+            self.to_move = 1 - self.dealer
+            self.phase = _DRAW
+            self._stock_only = True
 
     def check(self, move: Move) -> None:
         """Raise ``IllegalMoveError`` with the reason if ``move`` is not legal now for the

@@ -1,4 +1,5 @@
-"""Melds, deadwood, knock evaluation and layoffs: the arithmetic of RULES.md's showdown.
+"""Melds, deadwood and knock evaluation: the arithmetic of RULES.md's showdown (its layoffs
+are in ``ginproto.layoffs``).
 
 A **meld** is a set (3 or 4 cards of one rank) or a run (3 or more consecutive cards of one
 suit, the ace always low). A card belongs to at most one meld, and a hand's **deadwood** is the
@@ -11,20 +12,38 @@ functions are pure. Functions taking cards accept any iterable of distinct cards
 
 Speed matters here: ``knock_options`` runs on every decision of every simulated hand. Internally a
 group of cards is a 52-bit int (bit ``card.index``), the melds of a hand are found with a few mask
-operations and cached per-suit tables, and the knock evaluation of an 11-card hand enumerates the
-collections of pairwise-disjoint melds once for all eleven possible discards: the arrangements of
-``hand - c`` are exactly the collections of the hand's melds that avoid ``c``.
+operations and cached per-suit tables (``ginproto.meld_masks``), and the knock evaluation of an
+11-card hand enumerates the collections of pairwise-disjoint melds once for all eleven possible
+discards: the arrangements of ``hand - c`` are exactly the collections of the hand's melds that
+avoid ``c``.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import product
 from operator import itemgetter
 
 from ginproto.cards import DECK, Card, CardError
+from ginproto.meld_masks import (
+    _ENUMERATE_LIMIT,
+    _HAND_CARDS,
+    _NO_LIMIT,
+    _RANK_COLUMNS,
+    _RUN_STARTS,
+    _SPREAD,
+    _SUIT_BITS,
+    _SUIT_VALUE,
+    _VALUES,
+    _hand_melds,
+    _mask_cards,
+    _mask_indexes,
+    _max_melded,
+    _meld_signs,
+    _melds_at,
+    _Search,
+)
 
 __all__ = [
     "Arrangement",
@@ -33,7 +52,6 @@ __all__ = [
     "Meld",
     "MeldError",
     "MeldKind",
-    "best_layoffs",
     "best_melds",
     "check_declared",
     "deadwood",
@@ -41,8 +59,6 @@ __all__ = [
     "is_big_gin",
     "is_meld",
     "knock_options",
-    "knocker_arrangement",
-    "layable_count",
     "optimal_arrangements",
 ]
 
@@ -193,231 +209,6 @@ class DefenderResult:
     def deadwood(self) -> int:
         """The total value of the cards neither melded nor laid off."""
         return _value_of(self.deadwood_cards)
-
-
-# ---------------------------------------------------------------------------------------------
-# Bit-mask machinery. A group of cards is an int with bit ``card.index`` set for each card.
-
-_SUIT_BITS = 0x1FFF
-_SUIT_MASKS = tuple(_SUIT_BITS << (13 * s) for s in range(4))
-# Bits where a run of three may start: ranks A..J of each suit (so a run never wraps suits).
-_RUN_STARTS = sum(0x7FF << (13 * s) for s in range(4))
-_VALUES = tuple(c.value for c in DECK)
-_RANK_COLUMNS = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
-_NO_LIMIT = 1 << 30  # a knock limit that every discard meets
-# Multiplying a 13-bit rank mask by this copies it into all four suits' rows.
-_SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39
-# The point value of every 13-bit mask of one suit's cards.
-_SUIT_VALUE = [0] * (1 << 13)
-for _m in range(1, 1 << 13):
-    _SUIT_VALUE[_m] = _SUIT_VALUE[_m & (_m - 1)] + _VALUES[(_m & -_m).bit_length() - 1]
-
-
-def _mask_indexes(mask: int) -> Iterator[int]:
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
-
-
-def _mask_cards(mask: int) -> tuple[Card, ...]:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(DECK[low.bit_length() - 1])
-        mask ^= low
-    return tuple(cards)
-
-
-def _runs_in_suit(suit_mask: int) -> tuple[tuple[int, int], ...]:
-    """Every run (as ``(mask, value)``) inside one suit's cards, sub-runs included."""
-    runs = []
-    for start in range(52):
-        if (suit_mask >> start) & 7 != 7 or start % 13 > 10:
-            continue
-        mask = value = 0
-        stop = start
-        while stop < 52 and (suit_mask >> stop) & 1 and (stop == start or stop % 13):
-            mask |= 1 << stop
-            value += _VALUES[stop]
-            if stop - start >= 2:
-                runs.append((mask, value))
-            stop += 1
-    return tuple(runs)
-
-
-def _sets_in_column(column: int) -> tuple[tuple[int, int], ...]:
-    """Every set inside one rank's cards: a 4-set gives itself and its four 3-subsets."""
-    bits = [1 << i for i in _mask_indexes(column)]
-    if len(bits) < 3:
-        return ()
-    value = _VALUES[bits[0].bit_length() - 1]
-    sets = [(column, value * len(bits))]
-    if len(bits) == 4:
-        sets.extend((column ^ b, value * 3) for b in bits)
-    return tuple(sets)
-
-
-_RUN_CACHE: dict[int, tuple[tuple[int, int], ...]] = {}
-_SET_TABLE: dict[int, tuple[tuple[int, int], ...]] = {}
-for _r in range(13):
-    for _sub in range(16):
-        _col = sum(1 << (13 * s + _r) for s in range(4) if _sub >> s & 1)
-        if _sets := _sets_in_column(_col):
-            _SET_TABLE[_col] = _sets
-
-
-def _meld_signs(hand: int) -> tuple[int, int]:
-    """Where melds can be: the lowest card of every 3-card run (``starts``) and the ranks
-    held three or four times (``three``, one bit in the clubs row per rank)."""
-    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_STARTS
-    c = hand & _SUIT_BITS
-    d = (hand >> 13) & _SUIT_BITS
-    h = (hand >> 26) & _SUIT_BITS
-    s = hand >> 39
-    return starts, (c & d & (h | s)) | (h & s & (c | d))
-
-
-def _melds_at(hand: int, starts: int, three: int) -> list[tuple[int, int]]:
-    """Every meld (``(mask, value)``) of ``hand``, from its ``_meld_signs``."""
-    melds: list[tuple[int, int]] = []
-    if starts:
-        for suit_mask in _SUIT_MASKS:
-            if starts & suit_mask:
-                key = hand & suit_mask
-                runs = _RUN_CACHE.get(key)
-                if runs is None:
-                    runs = _RUN_CACHE[key] = _runs_in_suit(key)
-                melds += runs
-    while three:
-        low = three & -three
-        melds += _SET_TABLE[hand & _RANK_COLUMNS[low.bit_length() - 1]]
-        three ^= low
-    return melds
-
-
-def _hand_melds(hand: int) -> list[tuple[int, int]]:
-    """Every meld (``(mask, value)``) inside the cards of ``hand``, overlapping ones included."""
-    return _melds_at(hand, *_meld_signs(hand))
-
-
-def _collections(melds: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Every collection of pairwise-disjoint melds, as ``(union mask, melded value)``.
-
-    The empty collection ``(0, 0)`` comes first.
-    """
-    colls = [(0, 0)]
-    for m, v in melds:
-        colls += [(u | m, w + v) for u, w in colls if not u & m]
-    return colls
-
-
-_ENUMERATE_LIMIT = 24  # above this many melds, search with memoisation instead of enumerating
-_SWEEP_CARDS = 20  # above this many cards, sweep the ranks instead
-_HAND_CARDS = 13  # knock_options enumerates collections for up to this many cards
-
-
-def _max_melded(hand: int, melds: list[tuple[int, int]]) -> int:
-    """The largest total value of pairwise-disjoint melds inside ``hand``."""
-    if not melds:
-        return 0
-    if hand.bit_count() > _SWEEP_CARDS:
-        return _sweep_max_melded(hand)
-    if len(melds) <= _ENUMERATE_LIMIT:
-        return max(w for _, w in _collections(melds))
-    return _Search(melds).best(hand)
-
-
-def _sweep_max_melded(hand: int) -> int:
-    """The largest melded value inside ``hand``, by a sweep over the ranks from ace to king.
-
-    The state is, per suit, the length of the run still open at the previous rank (0, 1, 2, or
-    3 for "3 or more"). At each rank every card present is deadwood, in that rank's set (which
-    must get 3 or 4 cards), or extends its suit's run; a run of 1 or 2 must be extended. The
-    cost does not depend on how many melds overlap, so it suits large groups of cards, where
-    enumerating collections explodes (``deadwood(DECK)``).
-    """
-    states: dict[tuple[int, ...], int] = {(0, 0, 0, 0): 0}
-    for rank in range(13):
-        present = [hand >> (13 * suit + rank) & 1 for suit in range(4)]
-        value = _VALUES[rank]
-        nxt: dict[tuple[int, ...], int] = {}
-        for state, melded in states.items():
-            # Per suit, the choices (new open-run length, role): 0 deadwood or absent, 1 set, 2 run.
-            options: list[list[tuple[int, int]]] = []
-            for suit in range(4):
-                length = state[suit]
-                if present[suit]:
-                    choice = [(min(length + 1, 3), 2)]
-                    if length in (0, 3):
-                        choice += [(0, 0), (0, 1)]
-                elif length in (1, 2):
-                    break  # a run of one or two cards can no longer be completed
-                else:
-                    choice = [(0, 0)]
-                options.append(choice)
-            else:
-                for combo in product(*options):
-                    in_set = sum(1 for _, role in combo if role == 1)
-                    if in_set in (1, 2):
-                        continue
-                    key = tuple(length for length, _ in combo)
-                    total = melded + value * sum(1 for _, role in combo if role)
-                    if nxt.get(key, -1) < total:
-                        nxt[key] = total
-        states = nxt
-    return max(v for state, v in states.items() if all(length in (0, 3) for length in state))
-
-
-class _Search:
-    """Memoised search over the melds of a group of cards, for the least deadwood of a group
-    with many overlapping melds and for listing every optimal arrangement.
-
-    ``best(mask)`` decides the lowest card that some meld inside ``mask`` could cover: either
-    it stays unmelded, or it goes into one of its melds. Each collection is reached once.
-    """
-
-    def __init__(self, melds: list[tuple[int, int]]) -> None:
-        self.melds = melds
-        self.memo: dict[int, int] = {}
-
-    def _live(self, mask: int) -> list[tuple[int, int]]:
-        return [(m, v) for m, v in self.melds if m & mask == m]
-
-    def best(self, mask: int) -> int:
-        memo = self.memo.get(mask)
-        if memo is not None:
-            return memo
-        live = self._live(mask)
-        result = 0
-        if live:
-            cover = 0
-            for m, _ in live:
-                cover |= m
-            low = cover & -cover
-            result = self.best(mask ^ low)
-            for m, v in live:
-                if m & low:
-                    result = max(result, v + self.best(mask & ~m))
-        self.memo[mask] = result
-        return result
-
-    def all_best(self, mask: int, target: int) -> Iterator[list[int]]:
-        """Every collection (list of meld masks) inside ``mask`` melding exactly ``target``."""
-        if target == 0:
-            yield []
-            return
-        live = self._live(mask)
-        cover = 0
-        for m, _ in live:
-            cover |= m
-        low = cover & -cover
-        if self.best(mask ^ low) == target:
-            yield from self.all_best(mask ^ low, target)
-        for m, v in live:
-            if m & low and v + self.best(mask & ~m) == target:
-                for rest in self.all_best(mask & ~m, target - v):
-                    yield [m, *rest]
 
 
 def _to_mask(cards: Iterable[Card]) -> tuple[int, list[int]]:
@@ -788,138 +579,3 @@ def check_declared(cards: Iterable[Card], melds: Iterable[Meld]) -> Arrangement:
         declared.append(meld)
     declared.sort(key=_meld_key)
     return Arrangement(tuple(declared), tuple(sorted(held - used)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Layoffs.
-
-
-class _Target:
-    """A knocker's meld, as layoffs see it."""
-
-    __slots__ = ("hi", "index", "is_run", "lo", "missing")
-
-    def __init__(self, index: int, meld: Meld) -> None:
-        self.index = index
-        first, last = meld.cards[0], meld.cards[-1]
-        self.is_run = first.rank != last.rank
-        self.lo = first.suit * 13 + first.rank  # lowest card index of a run
-        self.hi = last.suit * 13 + last.rank  # highest card index of a run
-        # The one card that completes a 3-card set (none for a 4-card set).
-        self.missing = 0
-        if not self.is_run and len(meld.cards) == 3:
-            self.missing = _RANK_COLUMNS[first.rank] & ~_meld_mask(meld)
-
-
-def _lay_off(targets: Sequence[_Target], candidates: int) -> list[tuple[int, int]]:
-    """Lay off as many of ``candidates`` as possible: ``[(card index, target index)]``.
-
-    A card fits a run only through a chain from one of its ends, and every card that some chain
-    reaches can be laid off (two runs of one suit meeting from both sides share the cards between
-    them). A set takes only its fourth card, and a card that fits both a run end and a set is
-    better on the run, where it may carry a chain; so runs go first, then sets. The list comes
-    in laying order: by target, each chain outward.
-    """
-    laid: list[tuple[int, int]] = []
-    left = candidates
-    for t in targets:
-        if t.is_run:
-            i = t.lo - 1
-            while i >= 0 and i % 13 != 12 and (left >> i) & 1:
-                laid.append((i, t.index))
-                left ^= 1 << i
-                i -= 1
-            i = t.hi + 1
-            while i % 13 and (left >> i) & 1:
-                laid.append((i, t.index))
-                left ^= 1 << i
-                i += 1
-    for t in targets:
-        if t.missing & left:
-            laid.append((t.missing.bit_length() - 1, t.index))
-            left ^= t.missing
-    laid.sort(key=_second)  # stable: keeps each chain's laying order
-    return laid
-
-
-def layable_count(melds: Sequence[Meld], candidates: Iterable[Card]) -> int:
-    """How many of ``candidates`` could be laid off onto ``melds``, chains included.
-
-    On ``5s-6s-7s`` the candidates ``8s 9s`` both count; ``9s`` alone does not.
-    """
-    mask = 0
-    for c in candidates:
-        mask |= 1 << (c.suit * 13 + c.rank)
-    for m in melds:
-        mask &= ~_meld_mask(m)  # a meld's own cards are never candidates
-    return len(_lay_off([_Target(i, m) for i, m in enumerate(melds)], mask))
-
-
-def knocker_arrangement(cards: Iterable[Card], unseen: Iterable[Card]) -> Arrangement:
-    """The referee's choice of arrangement for a knocker who declared none (RULES.md, Showdown).
-
-    Among the least-deadwood arrangements of ``cards``, the one on which the fewest of the
-    ``unseen`` cards (those the knocker cannot see) could be laid off; further ties go to the
-    earliest in ``optimal_arrangements`` order. It never looks at the defender's hand.
-    """
-    hand = list(cards)
-    options = optimal_arrangements(hand)
-    if len(options) == 1:
-        return options[0]
-    held = set(hand)
-    hidden = [c for c in unseen if c not in held]
-    return min(options, key=lambda a: layable_count(a.melds, hidden))
-
-
-def best_layoffs(knocker_melds: Sequence[Meld], defender_cards: Iterable[Card]) -> DefenderResult:
-    """The defender's melds and layoffs that leave the least deadwood (RULES.md, Showdown).
-
-    Every collection of the defender's own melds is tried (breaking up a meld to lay off its
-    cards is one of them), and the cards left over are laid off as far as chains reach.
-
-    Ties among equal deadwood are broken, in this order, by: more cards laid off (a defender
-    holding ``8s-9s-Ts`` against the knocker's ``5s-6s-7s`` lays all three off rather than
-    melding them), then fewer own melds, then the order of ``optimal_arrangements`` (the own
-    melds' card indexes). Pass ``knocker_melds=()`` when no layoffs are allowed (the
-    knocker went gin): the result is then the defender's ``best_melds`` arrangement.
-    """
-    hand, _ = _to_mask(defender_cards)
-    targets = [_Target(i, m) for i, m in enumerate(knocker_melds)]
-    melds = _hand_melds(hand)
-    best_key: tuple[int, int, int] | None = None
-    ties: list[tuple[list[int], list[tuple[int, int]]]] = []
-    for coll in _meld_lists(melds):
-        melded = 0
-        for m in coll:
-            melded |= m
-        rest = hand & ~melded
-        laid = _lay_off(targets, rest) if targets else []
-        dw = mask_value(rest) - sum(_VALUES[i] for i, _ in laid)
-        key = (dw, -len(laid), len(coll))
-        if best_key is None or key < best_key:
-            best_key, ties = key, [(coll, laid)]
-        elif key == best_key:
-            ties.append((coll, laid))
-    arrangement, laid = min(
-        ((_arrangement(hand, coll), laid) for coll, laid in ties),
-        key=lambda pair: _arrangement_order(pair[0]),
-    )
-    left = hand
-    for own in arrangement.melds:
-        left &= ~_meld_mask(own)
-    for i, _ in laid:
-        left &= ~(1 << i)
-    return DefenderResult(
-        melds=arrangement.melds,
-        layoffs=tuple(Layoff(DECK[i], t) for i, t in laid),
-        deadwood_cards=_mask_cards(left),
-    )
-
-
-def _meld_lists(melds: list[tuple[int, int]]) -> list[list[int]]:
-    """Every collection of pairwise-disjoint melds, as lists of meld masks (empty first)."""
-    colls: list[tuple[int, list[int]]] = [(0, [])]
-    for m, _ in melds:
-        colls += [(u | m, [*lst, m]) for u, lst in colls if not u & m]
-    return [lst for _, lst in colls]
-

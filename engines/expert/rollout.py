@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from ginproto.cards import DECK, Card
 from ginproto.hand import Hand, HandView, Phase
-from ginproto.melds import Arrangement, knocker_arrangement, mask_best_discard, mask_deadwood
+from ginproto.layoffs import knocker_arrangement
+from ginproto.melds import Arrangement, mask_best_discard, mask_deadwood
 from ginproto.moves import Move
 from ginproto.search import Determinizer, score_showdown
 

@@ -116,7 +116,7 @@ class Evaluator:
     def __init__(
         self, knowledge: Knowledge, params: Params, rng: random.Random, knock_limit: int = 10
     ) -> None:
-        self.k = knowledge
+        self.knowledge = knowledge
         self.knock_limit = knock_limit
         self.params = params
         self.rng = rng
@@ -196,17 +196,18 @@ class Evaluator:
     def opponent_hands(self, count: int) -> list[tuple[Card, ...]]:
         """``count`` opponent hands sampled from the inference, weighed toward low deadwood
         (``Knowledge.samples``)."""
-        return self.k.samples(self.rng, count, self.params.sample_beta, self.params.sample_ratio)
+        params = self.params
+        return self.knowledge.samples(self.rng, count, params.sample_beta, params.sample_ratio)
 
     def patient_hands(self, count: int) -> list[tuple[Card, ...]]:
         """``count`` hands of an opponent that waits for gin (``Knowledge.patient_hands``):
         each improved by one stock draw for every stock draw the opponent has made."""
-        return self.k.patient_hands(self.rng, count, self.k.stock_draws)
+        return self.knowledge.patient_hands(self.rng, count, self.knowledge.stock_draws)
 
     # -- danger ----------------------------------------------------------------------------
     def danger(self, card: Card) -> float:
         """The probability that the opponent can meld ``card`` with two cards it holds."""
-        prob = self.k.probability
+        prob = self.knowledge.probability
         same = meld_partners(card)[:3]
         pairs: list[tuple[Card, Card]] = [
             (same[0], same[1]),
@@ -229,7 +230,7 @@ class Evaluator:
         return 1.0 - miss
 
     # -- choices ---------------------------------------------------------------------------
-    def expected2(self, hand: Sequence[Card]) -> float:
+    def expected_two_draws(self, hand: Sequence[Card]) -> float:
         """The expected ``E1`` after one more stock draw and the best discard: the 10-card
         ``hand`` looked at two draws deep. A drawn card that melds with nothing in the hand
         shifts ``E1`` by the change in plain deadwood; the others try their two best
@@ -261,7 +262,8 @@ class Evaluator:
         expected deadwood one draw later, plus the plain deadwood and the danger, less the
         chance to knock next turn. With ``deep_discards``, the best few are scored two draws
         deep instead, and only those compete."""
-        progress = max(0.0, min(1.0, (DEALT_STOCK - self.k.stock) / (DEALT_STOCK - DRAW_STOCK)))
+        drawn = DEALT_STOCK - self.knowledge.stock
+        progress = max(0.0, min(1.0, drawn / (DEALT_STOCK - DRAW_STOCK)))
         raw = self.params.raw_weight + self.params.raw_late * progress
 
         def score(card: Card, expected: Callable[[Sequence[Card]], float]) -> float:
@@ -276,7 +278,7 @@ class Evaluator:
         deep = self.params.deep_discards
         if deep > 1 and len(scores) > 1 and self.outs:
             top = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))[:deep]
-            scores = {card: score(card, self.expected2) for card in top}
+            scores = {card: score(card, self.expected_two_draws) for card in top}
         return scores
 
     def take_gain(self, cards: Sequence[Card], top: Card) -> float:
@@ -289,7 +291,7 @@ class Evaluator:
         take = min(self.expected([c for c in with_top if c != d]) for d in options)
         if not self.outs:
             return 0.0
-        return self.expected2(cards) - take
+        return self.expected_two_draws(cards) - take
 
     def knock_value(self, showdown: Showdown) -> float:
         """The mean score of the knock ``showdown`` over sampled opponent hands, each scored

@@ -1,11 +1,12 @@
 """The engine protocol's codec: every line in both directions as a typed message.
 
 This one package is used by the referee and by the engine SDK alike, so the two sides can never
-disagree about a line. spec/PROTOCOL.md is the normative text. The package is three modules,
+disagree about a line. spec/PROTOCOL.md is the normative text. The package is four modules,
 each importing only the ones before it: ``grammar`` (every protocol word as a constant, the
 limits such as ``MAX_NUMBER``, and how values are written), ``messages`` (the message
-dataclasses and their ``format()``) and ``codec`` (lines parsed back into messages). Every
-public name is importable from ``ginproto.protocol`` itself.
+dataclasses and their ``format()``), ``engine_lines`` (an engine's lines parsed back into
+messages) and ``codec`` (the referee's lines parsed back, and the shortcuts). Every public name
+is importable from ``ginproto.protocol`` itself.
 
 - ``parse_referee_line(line)`` reads a line the referee sends (``gin``, ``position``, ``go``...);
   ``parse_engine_line(line)`` reads a line an engine sends (``id``, ``ginok``, ``move``...).
@@ -24,11 +25,11 @@ parameter token. A reader skips any keyword (with its value) or parameter it doe
 """
 
 from ginproto.protocol.codec import (
-    parse_engine_line,
     parse_position,
     parse_referee_line,
     parse_reply,
 )
+from ginproto.protocol.engine_lines import parse_engine_line
 from ginproto.protocol.grammar import (
     ADVICE,
     AUTHOR,

@@ -1,36 +1,36 @@
 """The protocol's codec: a line read into its typed message.
 
-``parse_referee_line(line)`` reads a line the referee sends, ``parse_engine_line(line)`` a line
-an engine sends; a line whose first word is not a message of that direction comes back as
-``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for the lines read most.
-Malformed input raises ``ProtocolError`` saying what was expected, and never anything else.
-``parse(format(message)) == message`` for every message.
+``parse_referee_line(line)`` reads a line the referee sends (``parse_engine_line(line)``, in
+``engine_lines``, a line an engine sends); a line whose first word is not a message of that
+direction comes back as ``Unknown``. ``parse_position`` and ``parse_reply`` are shortcuts for
+the lines read most. Malformed input raises ``ProtocolError`` saying what was expected, and
+never anything else. ``parse(format(message)) == message`` for every message.
 
-A ``position`` line, read on every decision, first goes to a fast reader that knows the
-formatter's own layout; on any doubt it leaves the line to the general reader, so both accept
-the same lines, give the same messages and raise the same errors.
+A ``position`` line, read on every decision, is read by one reader (``_read_game`` and
+``_read_position``, which make every check), whichever way the line was cut into its fields: a
+line in the formatter's own layout is cut straight at the places its fields hold
+(``_fast_position``), any other by the general field pass (``_Fields``). Both ways accept the
+same lines, give the same messages and raise the same errors.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, NamedTuple, TypeVar
 
-from ginproto.cards import _CARD_OF_TEXT, Card, card_index
+from ginproto.cards import Card, card_index, card_text
 from ginproto.game import Entry, GameEnd, GameView, Roles
-from ginproto.hand import HandResult, HandView, Outcome, Phase, Turn, build_frozen
+from ginproto.hand import HandResult, HandView, Outcome, Phase, build_frozen
 from ginproto.melds import DefenderResult, Layoff
 from ginproto.moves import Move
+from ginproto.protocol.engine_lines import parse_engine_line
 from ginproto.protocol.grammar import (
-    _SMALL_NUMBERS,
     ADVICE,
-    AUTHOR,
     CAPPED,
     CARDS,
     CLOSED,
     DEALER,
-    DEFAULT,
     DEFENDERDEADWOOD,
     DEFENDERMELDS,
     DRAWS,
@@ -41,15 +41,12 @@ from ginproto.protocol.grammar import (
     GAMEOVER,
     GAMES,
     GIN,
-    GINOK,
     GO,
     HAND,
     HANDOVER,
     HANDS,
     HISTORY,
-    ID,
     INC,
-    INFO,
     ISREADY,
     KNOCKER,
     KNOCKERDEADWOOD,
@@ -57,19 +54,15 @@ from ginproto.protocol.grammar import (
     KNOCKLIMIT,
     LAYOFF_SEP,
     LAYOFFS,
-    LIST_SEP,
     LOSSES,
     MATCHOVER,
     MATCHSCORE,
-    MAX,
-    MIN,
     MOVE,
     MOVETIME,
     MULTIPLIER,
     NAME,
     NEWGAME,
     NEWMATCH,
-    OPTION,
     OUTCOME,
     PARAM_SEP,
     PART_SEP,
@@ -81,7 +74,6 @@ from ginproto.protocol.grammar import (
     PROTOCOL,
     PROTOCOL_VERSION,
     QUIT,
-    READYOK,
     ROLES,
     SCORES,
     SEAT,
@@ -92,11 +84,8 @@ from ginproto.protocol.grammar import (
     STOCK,
     TIME,
     TOMOVE,
-    TYPE,
     UPCARD,
     VALUE,
-    VAR,
-    VERSION,
     WINNER,
     WINNERS,
     WINS,
@@ -120,29 +109,21 @@ from ginproto.protocol.grammar import (
     _scores,
     _seat,
     _seats,
-    _signed,
     parse_move_token,
 )
 from ginproto.protocol.messages import (
-    EngineMessage,
     GameOver,
     Gin,
-    GinOk,
     Go,
     HandOver,
-    Id,
-    Info,
     IsReady,
     MatchOver,
     MatchScore,
     MoveReply,
     NewGame,
     NewMatch,
-    OptionDecl,
-    OptionType,
     Position,
     Quit,
-    ReadyOk,
     RefereeMessage,
     SetOption,
     Unknown,
@@ -181,45 +162,83 @@ _SAME: dict[str, tuple[str, Any]] = {}
 _V = TypeVar("_V")
 
 
-def _position_view(
-    *,
-    rules: Rules,
-    seat: int,
-    dealer: int,
-    knock_limit: int,
-    phase: Phase,
-    to_move: int,
-    cards: tuple[Card, ...],
-    pile: tuple[Card, ...],
-    stock: int,
-    history: tuple[Turn, ...],
-    player: int,
-    seats: tuple[int, int],
-    totals: tuple[tuple[int, ...], ...],
-    closed: tuple[bool, ...],
-    hand_number: int,
-    roles: Roles | None,
-    advice: Move | None,
-) -> GameView:
-    """The view a ``position`` line describes, from its values read already (by the general
-    reader or the fast path). Every field is given, in the order of the frozen dataclasses' own
-    ``__init__``, which the fast build skips: a position line is read on every decision."""
+class _Game(NamedTuple):
+    """The fields of a position line that change only from hand to hand, read and checked."""
+
+    rules: Rules
+    seats: tuple[int, int]
+    totals: tuple[tuple[int, ...], ...]
+    closed: tuple[bool, ...]
+    roles: Roles | None
+
+
+def _read_game(values: dict[str, str], params: Mapping[str, str]) -> _Game:
+    """The rules, seats, scores, closed games and roles of a position line's fields."""
+    rules = _rules(params)
+    return _game_after_seats(values, rules, _checked_seats(values[SEATS], rules.players))
+
+
+def _checked_seats(text: str, players: int) -> tuple[int, int]:
+    seats = _same(SEATS, text, _seats)
+    if not all(p < players for p in seats):
+        raise ValueError(f"{SEATS} must name players below {players}")
+    return seats
+
+
+def _game_after_seats(values: dict[str, str], rules: Rules, seats: tuple[int, int]) -> _Game:
+    """The game part of a position line's fields, its ``rules`` and ``seats`` read already."""
+    players, games = rules.players, rules.games
+    totals = _same(SCORES, values[SCORES], _parse_scores)
+    closed = _same(CLOSED, values[CLOSED], _parse_closed)
+    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
+        raise ValueError(
+            f"{SCORES} and {CLOSED} must have {plural(games, 'game')} of {players} players each"
+        )
+    roles_text = values.get(ROLES)
+    roles = None if roles_text is None else _same(ROLES, roles_text, _roles)
+    if (roles is not None) != (players == 3):
+        raise ValueError(f"{ROLES} are given exactly when three players play")
+    return _Game(rules, seats, totals, closed, roles)
+
+
+def _read_position(
+    values: dict[str, str], params: Mapping[str, str], game: _Game | None = None
+) -> Position:
+    """The ``Position`` of a position line's field ``values`` (``_Values``, where a field
+    missing raises, unless the line's layout has them all) and rule ``params``. ``game`` is
+    the game part of the same line read already by ``_read_game`` (the fast reader remembers
+    it); without it, it is read here, its checks in their place among the others. Every check
+    of a position line is made here or in the functions it calls, whichever way the line was
+    cut into its fields."""
+    rules = _rules(params) if game is None else game.rules
+    player = _int(values[PLAYER], PLAYER, 0, rules.players - 1)
+    seats = _checked_seats(values[SEATS], rules.players) if game is None else game.seats
+    cards = _cards(values[CARDS], CARDS)
+    pile = _cards(values[PILE], PILE)
+    if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
+        raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
+    if game is None:
+        game = _game_after_seats(values, rules, seats)
+    _, _, totals, closed, roles = game
+    advice_text = values.get(ADVICE)
+    # Every field is given, in the order of the frozen dataclasses' own ``__init__``, which
+    # ``build_frozen`` skips: a position line is read on every decision.
     hand = build_frozen(
         HandView,
         {
             "rules": rules,
-            "seat": seat,
-            "dealer": dealer,
-            "knock_limit": knock_limit,
-            "phase": phase,
-            "to_move": to_move,
+            "seat": _int(values[SEAT], SEAT, 0, 1),
+            "dealer": _int(values[DEALER], DEALER, 0, 1),
+            "knock_limit": _int(values[KNOCKLIMIT], KNOCKLIMIT, 0, 100),
+            "phase": _enum_value(Phase, values[PHASE], PHASE),
+            "to_move": _int(values[TOMOVE], TOMOVE, 0, 1),
             "cards": cards,
             "pile": pile,
-            "stock": stock,
-            "history": history,
+            "stock": _int(values[STOCK], STOCK, 0, 52),
+            "history": _history(values[HISTORY]),
         },
     )
-    return build_frozen(
+    view = build_frozen(
         GameView,
         {
             "player": player,
@@ -227,90 +246,47 @@ def _position_view(
             "seats": seats,
             "totals": totals,
             "closed": closed,
-            "hand_number": hand_number,
+            "hand_number": _int(values[HAND], HAND, 1),
             "roles": roles,
-            "advice": advice,
+            "advice": None if advice_text is None else parse_move_token(advice_text),
         },
     )
-
-
-def _parse_position(tokens: Sequence[str]) -> Position:
-    fields = _Fields(POSITION, tokens)
-    rules = _rules(fields.params)
-    players, games = rules.players, rules.games
-    player = _int(fields.need(PLAYER), PLAYER, 0, players - 1)
-    seats = _same(SEATS, fields.need(SEATS), _seats)
-    if not all(p < players for p in seats):
-        raise ValueError(f"{SEATS} must name players below {players}")
-    cards = _cards(fields.need(CARDS), CARDS)
-    pile = _cards(fields.need(PILE), PILE)
-    if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
-        raise ValueError(f"a card appears twice in {CARDS} and {PILE}")
-    totals = _same(SCORES, fields.need(SCORES), _parse_scores)
-    closed = _same(CLOSED, fields.need(CLOSED), _parse_closed)
-    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
+    upcard, first = values.get(UPCARD), hand.upcard
+    # The upcard's own text needs no reading; any other must read as the same card.
+    if (
+        upcard is not None
+        and (first is None or upcard != card_text(first))
+        and _cards(upcard, UPCARD) != (first,)
+    ):
         raise ValueError(
-            f"{SCORES} and {CLOSED} must have {plural(games, 'game')} of {players} players each"
+            f"{UPCARD} {upcard} is not the first upcard of this pile and history ({first})"
         )
-    roles_text = fields.get(ROLES)
-    roles = None if roles_text is None else _same(ROLES, roles_text, _roles)
-    if (roles is not None) != (players == 3):
-        raise ValueError(f"{ROLES} are given exactly when three players play")
-    advice_text = fields.get(ADVICE)
-    view = _position_view(
-        rules=rules,
-        seat=_seat(fields.need(SEAT), SEAT),
-        dealer=_seat(fields.need(DEALER), DEALER),
-        knock_limit=_int(fields.need(KNOCKLIMIT), KNOCKLIMIT, 0, 100),
-        phase=_enum_value(Phase, fields.need(PHASE), PHASE),
-        to_move=_seat(fields.need(TOMOVE), TOMOVE),
-        cards=cards,
-        pile=pile,
-        stock=_int(fields.need(STOCK), STOCK, 0, 52),
-        history=_history(fields.need(HISTORY)),
-        player=player,
-        seats=seats,
-        totals=totals,
-        closed=closed,
-        hand_number=_int(fields.need(HAND), HAND, 1),
-        roles=roles,
-        advice=None if advice_text is None else parse_move_token(advice_text),
-    )
-    upcard = fields.get(UPCARD)
-    if upcard is not None and _cards(upcard, UPCARD) != (view.hand.upcard,):
-        raise ValueError(
-            f"{UPCARD} {upcard} is not the first upcard of this pile and history"
-            f" ({view.hand.upcard})"
-        )
-    fields.done()
     return Position(view)
 
 
-# The position line in the formatter's own layout (``format_position``), read without the
-# general field pass: the head's fields sit at known places and are read straight from a short
-# split, the history is cut out of the line and never split with it, and the tail (seats,
-# scores, closed, roles, advice, rules) is remembered by its text, for it changes only from
-# hand to hand. Any doubt (another order, other spacing, a field more or less, any value the
-# checks refuse) gives ``None`` and the general reader reads the line, so what is accepted,
-# what is returned and every error message are the general reader's.
+# The position line in the formatter's own layout (``format_position``) is cut without the
+# general field pass: the head's fields sit at known places and are taken from a short split,
+# the history is cut out of the line and never split with it, and the tail (seats, scores,
+# closed, roles, advice, rules) is remembered by its text, with the ``_Game`` read from it, for
+# it changes only from hand to hand. A line in any other layout (another order, other spacing,
+# a field more or less) gives ``None`` and the general reader reads it; either way the fields
+# are read by ``_read_game`` and ``_read_position``, so what is accepted, what is returned and
+# every error message are the same.
 
 _HEAD_NAMES: Final = [PLAYER, SEAT, DEALER, HAND, PHASE, TOMOVE, KNOCKLIMIT, STOCK, CARDS, PILE]
 _HEAD_SIZE: Final = 1 + 2 * len(_HEAD_NAMES)
 _HISTORY_AT: Final = f" {HISTORY} "
 _TAIL_NAMES: Final = frozenset((SEATS, SCORES, CLOSED, ROLES, ADVICE))
 _OTHER_SPACES: Final = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
-_SEATS: Final = frozenset((0, 1))
-_PHASE_OF: Final = {phase.value: phase for phase in Phase}
+# The fields _read_position reads.
+_POSITION_FIELDS: Final = frozenset((*_HEAD_NAMES, UPCARD, HISTORY, *_TAIL_NAMES))
 
-_Tail = tuple[
-    Rules, tuple[int, int], tuple[tuple[int, ...], ...], tuple[bool, ...], Roles | None, Move | None
-]
-_last_tail: tuple[str, _Tail] | None = None
+_last_tail: tuple[str, tuple[_Game, str | None]] | None = None
 
 
-def _tail_of(text: str) -> _Tail:
-    """The fields after the history, with every check of ``_parse_position`` that needs
-    nothing before the history; raises on anything the fast reader does not take."""
+def _tail_of(text: str) -> tuple[_Game, str | None]:
+    """The game read from the fields after the history, and the advice's text if any; raises
+    on a field the fast reader does not know there."""
     global _last_tail
     last = _last_tail
     if last is not None and last[0] == text:
@@ -321,104 +297,58 @@ def _tail_of(text: str) -> _Tail:
     fields = _Fields(POSITION, tokens)
     if not fields.values.keys() <= _TAIL_NAMES:
         raise ValueError("a field the fast reader does not know")
-    rules = _rules(fields.params)
-    players, games = rules.players, rules.games
-    seats = _seats(fields.need(SEATS))
-    if not all(p < players for p in seats):
-        raise ValueError(SEATS)
-    totals = _parse_scores(fields.need(SCORES))
-    closed = _parse_closed(fields.need(CLOSED))
-    if len(totals) != games or any(len(col) != players for col in totals) or len(closed) != games:
-        raise ValueError(SCORES)
-    roles_text = fields.get(ROLES)
-    roles = None if roles_text is None else _roles(roles_text)
-    if (roles is not None) != (players == 3):
-        raise ValueError(ROLES)
-    advice_text = fields.get(ADVICE)
-    advice = None if advice_text is None else parse_move_token(advice_text)
-    tail: _Tail = (rules, seats, totals, closed, roles, advice)
+    tail = (_read_game(fields.values, fields.params), fields.values.get(ADVICE))
     _last_tail = (text, tail)
     return tail
 
 
+def _head_of(body: str) -> tuple[dict[str, str], int] | None:
+    """The head's fields and the history's, in the formatter's layout, and where the history's
+    value ends; ``None`` for any other layout."""
+    # No whitespace but spaces (then splitting at " " is splitting at whitespace, once no
+    # token is empty): isascii is free, and each test a fast scan.
+    if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
+        return None
+    at = body.find(_HISTORY_AT)
+    start = at + len(_HISTORY_AT)
+    end = body.find(" ", start)
+    if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
+        return None  # no history, or a parameter where the general reader would see one
+    head = body[:at].split(" ")
+    size = len(head)
+    if not (size == _HEAD_SIZE or (size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD)):
+        return None
+    if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
+        return None
+    values = dict(zip(head[1::2], head[2::2], strict=True))
+    values[HISTORY] = body[start:end]
+    return values, end
+
+
 def _fast_position(line: str) -> Position | None:
-    """The ``Position`` of a line in the formatter's layout, equal to what
-    ``_parse_position`` makes of it; ``None`` for any other line (read it the general way)."""
+    """The ``Position`` of a line in the formatter's layout, equal to what the general reader
+    makes of it; ``None`` for any other line, and for one that the checks refuse (the general
+    reader reads it again and says what is wrong)."""
     try:
         body = line[:-1] if line[-1:] == "\n" else line
-        # No whitespace but spaces (then splitting at " " is splitting at whitespace, once
-        # no token is empty): isascii is free, and each test a fast scan.
-        if not body.isascii() or any(map(body.__contains__, _OTHER_SPACES)):
+        head = _head_of(body)
+        if head is None:
             return None
-        at = body.find(_HISTORY_AT)
-        start = at + len(_HISTORY_AT)
-        end = body.find(" ", start)
-        if at < 0 or end <= start or body.find(PARAM_SEP, 0, end) >= 0:
-            return None  # no history, or a parameter where the general reader would see one
-        history_text = body[start:end]
-        head = body[:at].split(" ")
-        size = len(head)
-        if size == _HEAD_SIZE:
-            upcard_text = None
-        elif size == _HEAD_SIZE + 2 and head[_HEAD_SIZE] == UPCARD:
-            upcard_text = head[_HEAD_SIZE + 1]
-        else:
-            return None
-        if head[1:_HEAD_SIZE:2] != _HEAD_NAMES or head[0] != POSITION or "" in head:
-            return None
-        rules, seats, totals, closed, roles, advice = _tail_of(body[end + 1 :])
-        # Values by lookup; any other text (which may still be valid) goes the general way.
-        try:
-            cards = tuple(map(_CARD_OF_TEXT, head[18].split(LIST_SEP)))
-            pile = tuple(map(_CARD_OF_TEXT, head[20].split(LIST_SEP)))
-        except KeyError:
-            cards = _cards(head[18], CARDS)
-            pile = _cards(head[20], PILE)
-        if len(set(map(card_index, (*cards, *pile)))) != len(cards) + len(pile):
-            return None
-        number = _SMALL_NUMBERS.get
-        seat, dealer, to_move = number(head[4]), number(head[6]), number(head[12])
-        knock_limit, stock = number(head[14], -1), number(head[16], -1)
-        player, hand_number = number(head[2], -1), number(head[8], 0)
-        phase = _PHASE_OF.get(head[10])
-        if (
-            not 0 <= player < rules.players
-            or hand_number < 1
-            or seat not in _SEATS
-            or dealer not in _SEATS
-            or to_move not in _SEATS
-            or not 0 <= knock_limit <= 100
-            or not 0 <= stock <= 52
-            or phase is None
-        ):
-            return None
-        view = _position_view(
-            rules=rules,
-            seat=seat,
-            dealer=dealer,
-            knock_limit=knock_limit,
-            phase=phase,
-            to_move=to_move,
-            cards=cards,
-            pile=pile,
-            stock=stock,
-            history=_history(history_text),
-            player=player,
-            seats=seats,
-            totals=totals,
-            closed=closed,
-            hand_number=hand_number,
-            roles=roles,
-            advice=advice,
-        )
-        if upcard_text is not None:
-            upcard = view.hand.upcard
-            said = _CARD_OF_TEXT(upcard_text)
-            if said is not upcard and _cards(upcard_text, UPCARD) != (upcard,):
-                return None
-        return Position(view)
-    except Exception:  # the general reader says what is wrong
+        values, end = head
+        game, advice = _tail_of(body[end + 1 :])
+        if advice is not None:
+            values[ADVICE] = advice
+        return _read_position(values, {}, game)
+    except Exception:
         return None
+
+
+def _parse_position(tokens: Sequence[str]) -> Position:
+    """The general reader: the fields in any order, cut by ``_Fields``."""
+    fields = _Fields(POSITION, tokens)
+    position = _read_position(fields.values, fields.params)
+    fields.done(_POSITION_FIELDS)
+    return position
 
 
 # ==========================================================================================
@@ -625,90 +555,6 @@ def parse_referee_line(line: str) -> RefereeMessage:
     except ProtocolError:
         raise
     except (ValueError, IndexError) as exc:  # CardError, MeldError, MoveError, RulesError...
-        raise ProtocolError(f"malformed {word} line: {exc}", word) from None
-    return Unknown(" ".join(tokens))
-
-
-# ==========================================================================================
-# Engine lines
-
-_OPTION_KEYS: Final = (NAME, TYPE, DEFAULT, MIN, MAX, VAR)
-
-
-def _parse_option(tokens: Sequence[str]) -> OptionDecl:
-    if not tokens or tokens[0] != NAME:
-        raise ValueError(f"expected '{OPTION} {NAME} <name> {TYPE} <type> {DEFAULT} <value> ...'")
-    groups: list[tuple[str, list[str]]] = []
-    for token in tokens:
-        if token in _OPTION_KEYS:
-            groups.append((token, []))
-        else:
-            groups[-1][1].append(token)
-    values: dict[str, str] = {}
-    vars_: list[str] = []
-    for key, words in groups:
-        text = " ".join(words)
-        if key == VAR:
-            if not text:
-                raise ValueError(f"{VAR} needs a value")
-            vars_.append(text)
-        elif key in values:
-            raise ValueError(f"{key!r} is given twice")
-        else:
-            values[key] = text
-    name = values.get(NAME, "")
-    if not name:
-        raise ValueError("the option name is missing")
-    if TYPE not in values:
-        raise ValueError(f"the option {name!r} has no {TYPE}")
-    kind = _enum_value(OptionType, values[TYPE], TYPE)
-    if DEFAULT not in values:
-        raise ValueError(f"the option {name!r} has no {DEFAULT} (write {EMPTY} for none)")
-    default = values[DEFAULT]
-    default = "" if default == EMPTY else default
-    bounds = [
-        None if values.get(key) is None else _signed(values[key], key) for key in (MIN, MAX)
-    ]
-    option = OptionDecl(name, kind, default, bounds[0], bounds[1], tuple(vars_))
-    if kind is not OptionType.STRING:
-        option._value_of(default)  # a spin, check or combo must have a valid default
-    return option
-
-
-def parse_engine_line(line: str) -> EngineMessage:
-    """Read one line an engine sends (with or without its line break).
-
-    Returns the message, or ``Unknown`` for a line whose first word is not an engine message
-    (the referee logs and ignores those). Raises ``ProtocolError`` if a known line is
-    malformed; ``exc.keyword == "move"`` marks a malformed reply to ``go``.
-    """
-    tokens = line.split()
-    if not tokens:
-        return Unknown(line.strip())
-    word, rest = tokens[0], tokens[1:]
-    try:
-        if word == MOVE:
-            if not rest:
-                raise ValueError("expected a move after 'move', e.g. 'move discard 7h'")
-            return MoveReply(Move.from_str(" ".join(rest)))
-        if word == INFO:
-            return Info(" ".join(rest))
-        if word == READYOK:
-            return ReadyOk()
-        if word == ID:
-            if len(rest) < 2:
-                raise ValueError(f"expected '{ID} <{NAME}|{AUTHOR}|{VERSION}> <text>'")
-            return Id(rest[0], " ".join(rest[1:]))
-        if word == OPTION:
-            return _parse_option(rest)
-        if word == GINOK:
-            fields = _Fields(GINOK, rest)
-            version = _opt_int(fields, PROTOCOL)
-            fields.done()
-            return GinOk(PROTOCOL_VERSION if version is None else version)
-    except ProtocolError:
-        raise
-    except (ValueError, IndexError) as exc:
         raise ProtocolError(f"malformed {word} line: {exc}", word) from None
     return Unknown(" ".join(tokens))
 

@@ -15,9 +15,10 @@ import enum
 import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final, TypeVar
 
-from ginproto.cards import Card, CardError, cards_from_strs
+from ginproto.cards import _CARD_OF_TEXT, Card, CardError, cards_from_strs
 from ginproto.game import Roles
 from ginproto.hand import Turn
 from ginproto.melds import Meld, MeldError
@@ -201,6 +202,10 @@ def _fmt_list(items: Iterable[object]) -> str:
 
 
 def _cards(text: str, what: str) -> tuple[Card, ...]:
+    try:  # the common case at C speed: a list of cards (not "-", no empty element)
+        return tuple(map(_CARD_OF_TEXT, text.split(LIST_SEP)))
+    except KeyError:
+        pass
     try:
         return cards_from_strs(_list(text))
     except CardError as exc:
@@ -436,12 +441,19 @@ def _rules_of(params: tuple[tuple[str, str], ...]) -> Rules:
 # Lines made of fields
 
 
+class _Values(dict[str, str]):
+    """A line's field values by name; a field missing raises ``ValueError`` naming it."""
+
+    def __missing__(self, name: str) -> str:
+        raise ValueError(f"missing the field {name!r}")
+
+
 class _Fields:
     """The keyword-value fields and ``name=value`` parameters of one line, after its word."""
 
     def __init__(self, keyword: str, tokens: Sequence[str]) -> None:
         self.keyword = keyword
-        self.values: dict[str, str] = {}
+        self.values = _Values()
         self.params: dict[str, str] = {}
         self._used: set[str] = set()
         values, params = self.values, self.params
@@ -469,13 +481,12 @@ class _Fields:
 
     def need(self, name: str) -> str:
         self._used.add(name)
-        value = self.values.get(name)
-        if value is None:
-            raise ValueError(f"missing the field {name!r}")
-        return value
+        return self.values[name]
 
-    def done(self) -> None:
-        """Log the fields nobody asked for: they are ignored (forward compatibility)."""
+    def done(self, read: AbstractSet[str] = frozenset()) -> None:
+        """Log the fields nobody asked for (nor ``read`` straight from ``values``): they are
+        ignored (forward compatibility)."""
+        self._used.update(read)
         for name in self.values.keys() - self._used:
             logger.debug("%s: ignoring unknown field %r", self.keyword, name)
 

@@ -337,6 +337,41 @@ def _parse(text: str) -> Item:
     raise _Bad(f"unknown line {_excerpt(text)} (expected a header, a comment, or one of: {words})")
 
 
+def _cut_line(number: int, path: str | None) -> RecordError:
+    """The error of a last line without its line break."""
+    return TruncatedRecordError(
+        "the last line is cut off (the file does not end with a line break)",
+        number,
+        path,
+        at_end=True,
+        partial=True,
+    )
+
+
+def _format_error(text: str, number: int, path: str | None) -> RecordSyntaxError:
+    """The error of a game's first line ``text`` that is not this reader's format line."""
+    version = text[len("%ginrec ") :] if text.startswith("%ginrec ") else ""
+    message = (
+        f"unsupported record format version {version!r} (this reader knows {FORMAT_VERSION})"
+        if version
+        else f"expected the format line {FORMAT_LINE!r}"
+    )
+    return RecordSyntaxError(message, number, path)
+
+
+def _check_header(game: GameRecord, header: Header, number: int, path: str | None) -> None:
+    """Note in ``game.errors`` a header on line ``number`` after the first event, or one
+    that clashes with an earlier header."""
+    if any(not isinstance(i, Header | Comment) for i in game.items):
+        game.errors.append(
+            RecordSyntaxError(f"header [{header.name}] after the first event", number, path)
+        )
+        return
+    clash = _conflict(game.headers, header)
+    if clash is not None:
+        game.errors.append(RecordSyntaxError(clash, number, path))
+
+
 @dataclass
 class _ReaderState:
     game: GameRecord | None = None
@@ -366,16 +401,9 @@ class RecordReader:
         orphan_errors: list[RecordError] = []
         number = 0
         busy = 0  # the last line that started a game or belonged to one
-        stop = ""  # why the reader stopped before the end of the stream
         for number, raw in enumerate(self._lines(), start=1):
             self.lines = number
-            # Bounds, so that an endless stream (/dev/zero, ``yes``) ends with an error.
-            if self._endless:
-                stop = f"a line longer than {MAX_SKIP} bytes"
-            elif number - busy > MAX_IDLE:
-                stop = f"{MAX_IDLE} lines in a row that belong to no game"
-            elif state.game is not None and number - state.game.line > MAX_GAME_LINES:
-                stop = f"a game longer than {MAX_GAME_LINES} lines"
+            stop = self._bound_passed(state, number, busy)  # why reading stops here, if it does
             if stop:
                 stopped = RecordSyntaxError(
                     f"{stop}: this is not a game record; reading stopped here", number, path
@@ -387,15 +415,8 @@ class RecordReader:
             if data.endswith(b"\r"):
                 data = data[:-1]
             if cut:
-                error: RecordError = TruncatedRecordError(
-                    "the last line is cut off (the file does not end with a line break)",
-                    number,
-                    path,
-                    at_end=True,
-                    partial=True,
-                )
-                target = state.game
-                (target.errors if target is not None else orphan_errors).append(error)
+                error = _cut_line(number, path)
+                (state.game.errors if state.game is not None else orphan_errors).append(error)
             if len(data) > MAX_LINE:
                 self._stray(state, orphan_errors, f"a line of {len(data)} bytes", number)
                 continue
@@ -417,14 +438,7 @@ class RecordReader:
                 state = _ReaderState(started)
                 orphan_errors, preamble = [], []
                 if text != FORMAT_LINE:
-                    version = text[len("%ginrec ") :] if text.startswith("%ginrec ") else ""
-                    message = (
-                        f"unsupported record format version {version!r} (this reader knows"
-                        f" {FORMAT_VERSION})"
-                        if version
-                        else f"expected the format line {FORMAT_LINE!r}"
-                    )
-                    started.errors.append(RecordSyntaxError(message, number, path))
+                    started.errors.append(_format_error(text, number, path))
                     state.skipping = state.unknown = True
                 continue
             if state.skipping and not text.startswith("#"):
@@ -446,16 +460,8 @@ class RecordReader:
                 exc.line, exc.path = number, path
                 game.errors.append(exc)
                 continue
-            if isinstance(item, Header) and any(
-                not isinstance(i, Header | Comment) for i in game.items
-            ):
-                game.errors.append(
-                    RecordSyntaxError(f"header [{item.name}] after the first event", number, path)
-                )
-            elif isinstance(item, Header):
-                clash = _conflict(game.headers, item)
-                if clash is not None:
-                    game.errors.append(RecordSyntaxError(clash, number, path))
+            if isinstance(item, Header):
+                _check_header(game, item, number, path)
             item = _with_line(item, number)
             game.items.append(item)
             if isinstance(item, End):
@@ -467,6 +473,18 @@ class RecordReader:
         elif orphan_errors:
             # No game at all, only stray lines: one empty game carries their errors.
             yield GameRecord(preamble=preamble, errors=orphan_errors, line=0, path=path)
+
+    def _bound_passed(self, state: _ReaderState, number: int, busy: int) -> str:
+        """Which bound line ``number`` passes, if any (else ""): an endless stream
+        (/dev/zero, ``yes``) ends with an error. ``busy`` is the last line that started a
+        game or belonged to one."""
+        if self._endless:
+            return f"a line longer than {MAX_SKIP} bytes"
+        if number - busy > MAX_IDLE:
+            return f"{MAX_IDLE} lines in a row that belong to no game"
+        if state.game is not None and number - state.game.line > MAX_GAME_LINES:
+            return f"a game longer than {MAX_GAME_LINES} lines"
+        return ""
 
     def _lines(self) -> Iterator[bytes]:
         stream = self._stream

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,10 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
+
+if TYPE_CHECKING:
+    from referee.seat.check import CheckResult
+    from referee.seat.player import EngineSpec
 
 
 @click.command()
@@ -56,28 +61,9 @@ def check(
 
         ginref check "python3 mybot.py" --move-timeout 2
     """
-    from referee.seat.check import CHECKS, CheckResult, run_checks  # imported only when it runs
-    from referee.seat.diagnose import quote_hint
-    from referee.seat.player import EngineSpec, EngineSpecError
+    from referee.seat.check import CHECKS, run_checks  # imported only when it runs
 
-    if len(engine) > 1:
-        hint = quote_hint(engine, "check") or (
-            f"check takes one engine, not {len(engine)} ({shlex.join(engine)}): a built-in"
-            ' name, or a command line in quotes, as in ginref check "python3 mybot.py"'
-        )
-        raise click.UsageError(hint)
-
-    pairs = []
-    for item in options:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="-o")
-        pairs.append((name.strip(), value.strip()))
-    variables = dict(env_item(item, item) for item in env)
-    try:
-        spec = EngineSpec.parse(engine[0], options=tuple(pairs), env=tuple(variables.items()))
-    except EngineSpecError as exc:
-        raise click.BadParameter(str(exc), param_hint="ENGINE") from None
+    spec = _engine_spec(engine, options, env)
     mode = sandbox_mode(sandbox, no_sandbox)
     announce_sandbox(mode)
     (spec,) = sandboxed((spec,), mode, engine_limits(limits, 1), network, readable=readable)
@@ -85,14 +71,7 @@ def check(
 
     def show(result: CheckResult) -> None:
         results.append(result)
-        if result.ok:
-            note = f" ({result.detail})" if result.detail else ""
-            click.echo(f"PASS {result.name}{note}")
-            return
-        click.echo(f"FAIL {result.name}: {result.detail}")
-        if verbose:
-            for line in result.lines:
-                click.echo(f"    {line}")
+        _show(result, verbose)
 
     try:
         run_checks(
@@ -108,12 +87,57 @@ def check(
         click.echo(f"interrupted after {len(results)} of {len(CHECKS)} checks{tally}")
         raise click.exceptions.Exit(130) from None
     failed = sum(1 for r in results if not r.ok)
-    skipped = len(CHECKS) - len(results)
-    click.echo(
-        f"{len(results) - failed} of {len(CHECKS)} checks passed; the other {skipped} cannot"
-        " run before the engine starts and completes its handshake" if skipped
-        else f"{len(results) - failed} of {len(results)} checks passed" if failed
-        else f"all {len(results)} checks passed"
-    )
+    click.echo(_summary(len(results), failed, len(CHECKS)))
     if failed:
         raise SystemExit(1)
+
+
+def _engine_spec(
+    engine: tuple[str, ...], options: tuple[str, ...], env: tuple[str, ...]
+) -> EngineSpec:
+    """The one engine to check, with its ``-o`` options and ``--env`` variables."""
+    from referee.seat.diagnose import quote_hint
+    from referee.seat.player import EngineSpec, EngineSpecError
+
+    if len(engine) > 1:
+        hint = quote_hint(engine, "check") or (
+            f"check takes one engine, not {len(engine)} ({shlex.join(engine)}): a built-in"
+            ' name, or a command line in quotes, as in ginref check "python3 mybot.py"'
+        )
+        raise click.UsageError(hint)
+    pairs = []
+    for item in options:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, not {item!r}", param_hint="-o")
+        pairs.append((name.strip(), value.strip()))
+    variables = dict(env_item(item, item) for item in env)
+    try:
+        return EngineSpec.parse(engine[0], options=tuple(pairs), env=tuple(variables.items()))
+    except EngineSpecError as exc:
+        raise click.BadParameter(str(exc), param_hint="ENGINE") from None
+
+
+def _show(result: CheckResult, verbose: bool) -> None:
+    """One check's line: PASS, or FAIL and what was wrong (and, ``verbose``, its lines)."""
+    if result.ok:
+        note = f" ({result.detail})" if result.detail else ""
+        click.echo(f"PASS {result.name}{note}")
+        return
+    click.echo(f"FAIL {result.name}: {result.detail}")
+    if verbose:
+        for line in result.lines:
+            click.echo(f"    {line}")
+
+
+def _summary(done: int, failed: int, checks: int) -> str:
+    """The last line: how many of the ``checks`` passed, ``done`` of them run."""
+    skipped = checks - done
+    if skipped:
+        return (
+            f"{done - failed} of {checks} checks passed; the other {skipped} cannot"
+            " run before the engine starts and completes its handshake"
+        )
+    if failed:
+        return f"{done - failed} of {done} checks passed"
+    return f"all {done} checks passed"

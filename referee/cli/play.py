@@ -34,8 +34,12 @@ from referee.cli.options import (
 
 # The game machinery and the person's seat are imported when the command runs.
 if TYPE_CHECKING:
+    from ginproto.record import EngineInfo
     from ginproto.rules import Rules
-    from ginproto.table import Player
+    from ginproto.table import GameLog, Player
+    from referee.seat.clock import TimeControl
+    from referee.seat.player import EnginePlayer, EngineSpec
+    from referee.views.play import HumanPlayer
 
 VARIANTS = [v.value for v in Variant]
 ROLES = ("box", "captain", "sitter")
@@ -93,9 +97,7 @@ ROLES = ("box", "captain", "sitter")
     help="An engine option, e.g. -o Seed=7 (repeatable; N: for ENGINE or ENGINE2 only).",
 )
 @env_option(numbered=False)
-@click.option(
-    "--name", default="human", show_default=True, help="Your name in the game record."
-)
+@click.option("--name", default="human", show_default=True, help="Your name in the game record.")
 @click.option(
     "--color/--no-color",
     "colour",
@@ -140,18 +142,11 @@ def play(
         ginref play "python3 mybot.py" --variant oklahoma --seed 7 --record mine.gin
         ginref play simple random --role captain
     """
-    from ginproto.record import EngineInfo, append_game, record_from_log
-    from ginproto.table import play_game
-    from referee.seat.clock import TimeControl, TimeControlError
+    from ginproto.record import EngineInfo
     from referee.seat.player import EnginePlayer
-    from referee.seat.preflight import ready
-    from referee.views.play import EXIT_STATUS, HumanPlayer, Leaving, catch_interrupts, play_style
+    from referee.views.play import EXIT_STATUS, HumanPlayer, play_style
 
-    given = (engine,) if engine2 is None else (engine, engine2)
-    rules = _rules(variant, rule, len(given))
-    specs = parse_engines(given, options, (), env)
-    if rules.players == 3 and len(specs) == 1:
-        specs = (specs[0], specs[0])  # one engine program in both other seats
+    rules, specs = _game_and_engines(engine, engine2, variant, rule, options, env)
     if not name.strip():
         raise click.BadParameter("your name must not be empty", param_hint="--name")
     game_seed = parse_seed(seed)
@@ -161,48 +156,21 @@ def play(
     specs = sandboxed(
         specs, mode, engine_limits(limits, len(specs)), network, [record], readable=readable
     )
-    try:
-        control = TimeControl.parse(tc, move=move_timeout, margin=time_margin)
-    except TimeControlError as exc:
-        raise click.BadParameter(str(exc), param_hint="--tc") from None
+    control = _time_control(tc, move_timeout, time_margin)
     out = sys.stdout
     style = play_style(out, colour)
     others = [p for p in range(rules.players) if p != me]
     seats = [EnginePlayer(spec, control, startup_timeout) for spec in specs]
     try:
-        for seat in seats:
-            ready(seat)  # EngineNotReady: the group says why
-        for seat, number in zip(seats, others, strict=True):
-            seat.new_game(1, number, rules)
-        names = _display_names([seat.name for seat in seats])
-        by_player = dict(zip(others, names, strict=True))
+        by_player = dict(zip(others, _start(seats, others, rules), strict=True))
         human = HumanPlayer(
             me, rules, [by_player.get(p, "You") for p in range(rules.players)], style, out
         )
-        against = ", ".join(f"{by_player[p]} (player {p})" for p in others)
-        if rules.players == 3:
-            game = f"with {against}. Gin for three players"
-        else:
-            game = f"against {against}. {str(rules.variant).capitalize()} gin"
-        click.echo(f"You are player {me}, {game} to {rules.target}, seed {game_seed}.")
-        click.echo("Type help for the commands. Cards are typed as 7h, Td, Qs, Ac.")
+        _greet(me, rules, game_seed, by_player)
         players: list[Player] = list(seats)
         players.insert(me, human)
-        try:
-            with catch_interrupts(human):
-                game_log = play_game(rules, players, game_seed, 0, on_step=human.on_step)
-        except KeyboardInterrupt:
-            click.echo("\nInterrupted: the game was abandoned and is not recorded.", err=True)
-            sys.exit(EXIT_STATUS[Leaving.INTERRUPT])
-        infos = [
-            EngineInfo(
-                name=seat.name,
-                version=seat.id.version or "",
-                command=shlex.join(seat.spec.argv),
-                options=seat.spec.options,
-            )
-            for seat in seats
-        ]
+        game_log = _play_game(rules, players, game_seed, human)
+        infos = _engine_infos(seats)
     finally:
         for seat in seats:
             seat.close()
@@ -210,8 +178,95 @@ def play(
     if record is None:
         click.echo(f"Not recorded (use --record FILE to keep a game). Seed {game_seed}.")
         sys.exit(status)
-    engines = list(infos)
-    engines.insert(me, EngineInfo(name=name.strip()))
+    infos.insert(me, EngineInfo(name=name.strip()))
+    _record(record, game_log, infos)
+    sys.exit(status)
+
+
+def _game_and_engines(
+    engine: str,
+    engine2: str | None,
+    variant: str | None,
+    rule: tuple[str, ...],
+    options: tuple[str, ...],
+    env: tuple[str, ...],
+) -> tuple[Rules, tuple[EngineSpec, ...]]:
+    """The rules, and the engine of each other seat (the one engine in both when one is given
+    for the three-player game)."""
+    given = (engine,) if engine2 is None else (engine, engine2)
+    rules = _rules(variant, rule, len(given))
+    specs = parse_engines(given, options, (), env)
+    if rules.players == 3 and len(specs) == 1:
+        specs = (specs[0], specs[0])  # one engine program in both other seats
+    return rules, specs
+
+
+def _time_control(tc: str, move_timeout: float, time_margin: float) -> TimeControl:
+    """The engines' time control of ``--tc`` and the timeout options."""
+    from referee.seat.clock import TimeControl, TimeControlError
+
+    try:
+        return TimeControl.parse(tc, move=move_timeout, margin=time_margin)
+    except TimeControlError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tc") from None
+
+
+def _start(seats: list[EnginePlayer], others: list[int], rules: Rules) -> list[str]:
+    """Start the engines, ready for a new game as players ``others``; their names as shown."""
+    from referee.seat.preflight import ready
+
+    for seat in seats:
+        ready(seat)  # EngineNotReady: the group says why
+    for seat, number in zip(seats, others, strict=True):
+        seat.new_game(1, number, rules)
+    return _display_names([seat.name for seat in seats])
+
+
+def _greet(me: int, rules: Rules, game_seed: int | str, by_player: dict[int, str]) -> None:
+    """Say who the person plays with, the game and how to type commands."""
+    against = ", ".join(f"{engine} (player {p})" for p, engine in by_player.items())
+    if rules.players == 3:
+        game = f"with {against}. Gin for three players"
+    else:
+        game = f"against {against}. {str(rules.variant).capitalize()} gin"
+    click.echo(f"You are player {me}, {game} to {rules.target}, seed {game_seed}.")
+    click.echo("Type help for the commands. Cards are typed as 7h, Td, Qs, Ac.")
+
+
+def _play_game(
+    rules: Rules, players: list[Player], game_seed: int | str, human: HumanPlayer
+) -> GameLog:
+    """The game played out; exit 130 (not recorded) on Ctrl-C."""
+    from ginproto.table import play_game
+    from referee.views.play import EXIT_STATUS, Leaving, catch_interrupts
+
+    try:
+        with catch_interrupts(human):
+            return play_game(rules, players, game_seed, 0, on_step=human.on_step)
+    except KeyboardInterrupt:
+        click.echo("\nInterrupted: the game was abandoned and is not recorded.", err=True)
+        sys.exit(EXIT_STATUS[Leaving.INTERRUPT])
+
+
+def _engine_infos(seats: list[EnginePlayer]) -> list[EngineInfo]:
+    """The engines as the game record names them."""
+    from ginproto.record import EngineInfo
+
+    return [
+        EngineInfo(
+            name=seat.name,
+            version=seat.id.version or "",
+            command=shlex.join(seat.spec.argv),
+            options=seat.spec.options,
+        )
+        for seat in seats
+    ]
+
+
+def _record(record: str, game_log: GameLog, engines: list[EngineInfo]) -> None:
+    """Append the game to the record file ``record``, and say how to replay it."""
+    from ginproto.record import append_game, record_from_log
+
     game_record = record_from_log(
         game_log,
         engines,
@@ -223,7 +278,6 @@ def play(
     except OSError as exc:
         raise click.ClickException(f"cannot write the record {record}: {exc}") from None
     click.echo(f"Recorded in {record}; replay it with: ginref replay {shlex.quote(record)}")
-    sys.exit(status)
 
 
 def _rules(variant: str | None, rule: tuple[str, ...], engines: int) -> Rules:

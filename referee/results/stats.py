@@ -401,8 +401,41 @@ def elo_mle(
     """
     if prior_draws < 0:
         raise ValueError("prior_draws must be non-negative")
+    names, games = _tally(results)
+    m = len(names)
+    if m == 0:
+        return {}
+    if prior_draws == 0.0 and m > 1 and not _strongly_connected(m, _beats(m, games)):
+        raise ValueError(
+            "ratings are not finite: some players have no score against a group of others "
+            "(a perfect record, or separate groups); pass prior_draws > 0"
+        )
+    # Without the prior the information matrix is singular along (1, ..., 1), the direction in
+    # which all ratings shift together; adding J/m makes it invertible without changing the
+    # step, since the gradient has no component along that direction.
+    shift = 1.0 / m if prior_draws == 0.0 else 0.0
+    theta = _newton(games, m, prior_draws, shift)
+    mean = fmean(theta)
+    theta = [t - mean for t in theta]
+    _, info = _gradient_and_information(games, m, prior_draws, [t + mean for t in theta])
+    cov_diag = _centred_variances(info, prior_draws, shift)
+    z = _z(confidence)
+    ratings: dict[str, EloInterval] = {}
+    for i, name in enumerate(names):
+        elo = ELO_PER_NAT * theta[i]
+        half = z * ELO_PER_NAT * math.sqrt(max(cov_diag[i], 0.0))
+        ratings[name] = EloInterval(elo, elo - half, elo + half)
+    return ratings
+
+
+# The games between each pair of players of ``elo_mle``: (i, j), i < j -> [games, score of i].
+_Games = dict[tuple[int, int], list[float]]
+
+
+def _tally(results: Iterable[tuple[str, str, float]]) -> tuple[list[str], _Games]:
+    """The players in order of first appearance, and the games and score of each pair."""
     index: dict[str, int] = {}
-    games: dict[tuple[int, int], list[float]] = {}  # (i, j), i < j -> [games, score of i]
+    games: _Games = {}
     for a, b, score in results:
         if a == b:
             raise ValueError(f"{a!r} cannot play itself")
@@ -413,87 +446,83 @@ def elo_mle(
         tally = games.setdefault(key, [0.0, 0.0])
         tally[0] += 1.0
         tally[1] += s
-    names = list(index)
-    m = len(names)
-    if m == 0:
-        return {}
+    return list(index), games
 
-    if prior_draws == 0.0:
-        beats: list[set[int]] = [set() for _ in range(m)]
-        for (i, j), (n_ij, s_ij) in games.items():
-            if s_ij > 0:
-                beats[i].add(j)
-            if s_ij < n_ij:
-                beats[j].add(i)
-        if m > 1 and not _strongly_connected(m, beats):
-            raise ValueError(
-                "ratings are not finite: some players have no score against a group of others "
-                "(a perfect record, or separate groups); pass prior_draws > 0"
-            )
 
-    def loglik(theta: list[float]) -> float:
-        total = 0.0
-        for (i, j), (n_ij, s_ij) in games.items():
-            d = theta[i] - theta[j]
-            # ln p = -ln(1 + e^-d), ln(1 - p) = -ln(1 + e^d), written to avoid overflow
-            total -= s_ij * _softplus(-d) + (n_ij - s_ij) * _softplus(d)
-        for t in theta:
-            total -= prior_draws * 0.5 * (_softplus(-t) + _softplus(t))
-        return total
+def _beats(m: int, games: _Games) -> list[set[int]]:
+    """For each of the ``m`` players, the players it scored against."""
+    beats: list[set[int]] = [set() for _ in range(m)]
+    for (i, j), (n_ij, s_ij) in games.items():
+        if s_ij > 0:
+            beats[i].add(j)
+        if s_ij < n_ij:
+            beats[j].add(i)
+    return beats
 
-    def gradient_and_information(theta: list[float]) -> tuple[list[float], list[list[float]]]:
-        grad = [0.0] * m
-        info = [[0.0] * m for _ in range(m)]
-        for (i, j), (n_ij, s_ij) in games.items():
-            p = _sigmoid(theta[i] - theta[j])
-            grad[i] += s_ij - n_ij * p
-            grad[j] -= s_ij - n_ij * p
-            w = n_ij * p * (1.0 - p)
-            info[i][i] += w
-            info[j][j] += w
-            info[i][j] -= w
-            info[j][i] -= w
-        for i in range(m):
-            p = _sigmoid(theta[i])
-            grad[i] += prior_draws * (0.5 - p)
-            info[i][i] += prior_draws * p * (1.0 - p)
-        return grad, info
 
-    # Without the prior the information matrix is singular along (1, ..., 1), the direction in
-    # which all ratings shift together; adding J/m makes it invertible without changing the
-    # step, since the gradient has no component along that direction.
-    shift = 1.0 / m if prior_draws == 0.0 else 0.0
+def _loglik(games: _Games, prior_draws: float, theta: list[float]) -> float:
+    """The log-likelihood of the ratings ``theta`` (in nats), with the prior's draws."""
+    total = 0.0
+    for (i, j), (n_ij, s_ij) in games.items():
+        d = theta[i] - theta[j]
+        # ln p = -ln(1 + e^-d), ln(1 - p) = -ln(1 + e^d), written to avoid overflow
+        total -= s_ij * _softplus(-d) + (n_ij - s_ij) * _softplus(d)
+    for t in theta:
+        total -= prior_draws * 0.5 * (_softplus(-t) + _softplus(t))
+    return total
+
+
+def _gradient_and_information(
+    games: _Games, m: int, prior_draws: float, theta: list[float]
+) -> tuple[list[float], list[list[float]]]:
+    """The log-likelihood's gradient at ``theta`` and its Fisher information there."""
+    grad = [0.0] * m
+    info = [[0.0] * m for _ in range(m)]
+    for (i, j), (n_ij, s_ij) in games.items():
+        p = _sigmoid(theta[i] - theta[j])
+        grad[i] += s_ij - n_ij * p
+        grad[j] -= s_ij - n_ij * p
+        w = n_ij * p * (1.0 - p)
+        info[i][i] += w
+        info[j][j] += w
+        info[i][j] -= w
+        info[j][i] -= w
+    for i in range(m):
+        p = _sigmoid(theta[i])
+        grad[i] += prior_draws * (0.5 - p)
+        info[i][i] += prior_draws * p * (1.0 - p)
+    return grad, info
+
+
+def _newton(games: _Games, m: int, prior_draws: float, shift: float) -> list[float]:
+    """The ratings (in nats) that maximise the log-likelihood: Newton's method with step
+    halving, the information matrix shifted by ``shift`` times J."""
     theta = [0.0] * m
-    current = loglik(theta)
+    current = _loglik(games, prior_draws, theta)
     for _ in range(200):
-        grad, info = gradient_and_information(theta)
+        grad, info = _gradient_and_information(games, m, prior_draws, theta)
         step = _solve([[x + shift for x in row] for row in info], grad)
         scale = 1.0
         while True:
             candidate = [t + scale * d for t, d in zip(theta, step, strict=True)]
-            value = loglik(candidate)
+            value = _loglik(games, prior_draws, candidate)
             if value >= current - 1e-12 or scale < 1e-6:
                 break
             scale /= 2.0
         theta, current = candidate, value
         if max(abs(scale * d) for d in step) < 1e-11:
             break
-    mean = fmean(theta)
-    theta = [t - mean for t in theta]
+    return theta
 
-    _, info = gradient_and_information([t + mean for t in theta])
+
+def _centred_variances(info: list[list[float]], prior_draws: float, shift: float) -> list[float]:
+    """The variance of each mean-0 rating, from the information matrix ``info``."""
+    m = len(info)
     if prior_draws == 0.0:
         inv = _inverse([[x + shift for x in row] for row in info])
-        cov_diag = [inv[i][i] - shift for i in range(m)]
-    else:  # covariance of the centred ratings C inv(I) C, with C = identity - J/m
-        inv = _inverse(info)
-        row_means = [fmean(row) for row in inv]
-        grand = fmean(row_means)
-        cov_diag = [inv[i][i] - 2.0 * row_means[i] + grand for i in range(m)]
-    z = _z(confidence)
-    ratings: dict[str, EloInterval] = {}
-    for i, name in enumerate(names):
-        elo = ELO_PER_NAT * theta[i]
-        half = z * ELO_PER_NAT * math.sqrt(max(cov_diag[i], 0.0))
-        ratings[name] = EloInterval(elo, elo - half, elo + half)
-    return ratings
+        return [inv[i][i] - shift for i in range(m)]
+    # The covariance of the centred ratings C inv(I) C, with C = identity - J/m.
+    inv = _inverse(info)
+    row_means = [fmean(row) for row in inv]
+    grand = fmean(row_means)
+    return [inv[i][i] - 2.0 * row_means[i] + grand for i in range(m)]

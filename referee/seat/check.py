@@ -331,13 +331,10 @@ def _check_handshake(s: _Session) -> str:
     if problem is not None:
         s.broken = "the engine cannot be started"
         raise _Fail(problem)
-    heard = False
 
-    def hint(timed_out: bool) -> str:
-        return start_hint(
-            s.spec.argv, process.stderr_tail, heard, timed_out=timed_out, cwd=s.spec.cwd,
-            env=env,
-        )
+    def hint(heard: bool, timed_out: bool) -> str:
+        argv, cwd = s.spec.argv, s.spec.cwd
+        return start_hint(argv, process.stderr_tail, heard, timed_out=timed_out, cwd=cwd, env=env)
 
     try:
         process = EngineProcess.start(
@@ -351,54 +348,15 @@ def _check_handshake(s: _Session) -> str:
     except EngineError as exc:
         s.broken = "the engine cannot be started"
         raise _Fail(f"cannot start: {exc}{builtin_hint(s.spec)}") from None
-    problems: list[str] = []
     try:
         try:
             process.send(str(proto.Gin()))
         except EngineError as exc:
             s.broken = "the handshake failed"
             text = _with_stderr(exc, process)
-            raise _Fail(f"cannot send {proto.GIN}: {text}{hint(False)}") from None
+            raise _Fail(f"cannot send {proto.GIN}: {text}{hint(False, False)}") from None
         deadline = started + s.startup_timeout
-        name: str | None = None
-        options = 0
-        while True:
-            try:
-                line = process.read_line(max(deadline - time.monotonic(), 0.0))
-                heard = True
-            except EngineTimeout:
-                s.broken = "the handshake failed"
-                raise _Fail(
-                    f"no {proto.GINOK} within {s.startup_timeout:g}s{hint(True)}"
-                ) from None
-            except EngineError as exc:
-                s.broken = "the handshake failed"
-                text = _with_stderr(exc, process)
-                raise _Fail(
-                    f"the engine failed during the handshake: {text}{hint(False)}"
-                ) from None
-            try:
-                message = proto.parse_engine_line(line)
-            except proto.ProtocolError as exc:
-                if exc.keyword == proto.GINOK:
-                    s.broken = "the handshake failed"
-                    raise _Fail(f"malformed {line[:200]!r}: {exc}") from None
-                problems.append(f"malformed {line[:200]!r}: {exc}")
-                continue
-            if isinstance(message, proto.GinOk):
-                if message.protocol != proto.PROTOCOL_VERSION:
-                    s.broken = "the handshake failed"
-                    raise _Fail(
-                        f"{proto.GINOK} {proto.PROTOCOL} {message.protocol}: the referee "
-                        f"speaks version {proto.PROTOCOL_VERSION}"
-                    )
-                break
-            if isinstance(message, proto.Id) and message.key == proto.NAME:
-                name = printable(message.value, ID_LIMIT)
-            elif isinstance(message, proto.OptionDecl):
-                options += 1
-            elif isinstance(message, proto.MoveReply):
-                problems.append(f"sent {line[:200]!r} during the handshake")
+        name, options, problems = _handshake_replies(s, process, deadline, hint)
         elapsed = time.monotonic() - started
         if name is None:
             problems.insert(0, f"no '{proto.ID} {proto.NAME}' line before {proto.GINOK}")
@@ -407,6 +365,55 @@ def _check_handshake(s: _Session) -> str:
         return f"{name!r}, {plural(options, 'option')}, {proto.GINOK} after {elapsed:.2f}s"
     finally:
         process.close(grace=s.quit_grace, quit_line=str(proto.Quit()))
+
+
+def _handshake_replies(
+    s: _Session, process: EngineProcess, deadline: float, hint: Callable[[bool, bool], str]
+) -> tuple[str | None, int, list[str]]:
+    """The engine's lines after ``gin``, up to its ``ginok``: the name it gave, how many
+    options it declared and the problems seen. ``hint(heard, timed_out)`` says what may be
+    wrong when the engine fails or times out (``heard``: it sent a line)."""
+    heard = False
+    name: str | None = None
+    options = 0
+    problems: list[str] = []
+    while True:
+        try:
+            line = process.read_line(max(deadline - time.monotonic(), 0.0))
+            heard = True
+        except EngineTimeout:
+            s.broken = "the handshake failed"
+            raise _Fail(
+                f"no {proto.GINOK} within {s.startup_timeout:g}s{hint(heard, True)}"
+            ) from None
+        except EngineError as exc:
+            s.broken = "the handshake failed"
+            text = _with_stderr(exc, process)
+            raise _Fail(
+                f"the engine failed during the handshake: {text}{hint(heard, False)}"
+            ) from None
+        try:
+            message = proto.parse_engine_line(line)
+        except proto.ProtocolError as exc:
+            if exc.keyword == proto.GINOK:
+                s.broken = "the handshake failed"
+                raise _Fail(f"malformed {line[:200]!r}: {exc}") from None
+            problems.append(f"malformed {line[:200]!r}: {exc}")
+            continue
+        if isinstance(message, proto.GinOk):
+            if message.protocol != proto.PROTOCOL_VERSION:
+                s.broken = "the handshake failed"
+                raise _Fail(
+                    f"{proto.GINOK} {proto.PROTOCOL} {message.protocol}: the referee "
+                    f"speaks version {proto.PROTOCOL_VERSION}"
+                )
+            return name, options, problems
+        if isinstance(message, proto.Id) and message.key == proto.NAME:
+            name = printable(message.value, ID_LIMIT)
+        elif isinstance(message, proto.OptionDecl):
+            options += 1
+        elif isinstance(message, proto.MoveReply):
+            problems.append(f"sent {line[:200]!r} during the handshake")
 
 
 def _check_options(s: _Session) -> str:

@@ -255,6 +255,33 @@ _Item = str | _TooLong | _Eof
 # --------------------------------------------------------------------------- the process
 
 
+def _spawn(
+    argv: Sequence[str],
+    cwd: str | None,
+    env: dict[str, str],
+    jail: Jail | None,
+    sandbox: Policy | None,
+) -> subprocess.Popen[bytes]:
+    """The engine's process, with pipes for its three streams: in its ``jail`` if it has
+    one, else bare (and killed with the referee where it can be), on the CPUs of the
+    ``sandbox`` policy's affinity."""
+    with _pinned(sandbox.affinity if sandbox is not None else ()):
+        return subprocess.Popen(
+            jail.command if jail is not None else _die_with_parent(argv, cwd, env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            # Sandboxed: the referee's session (see the module docstring); bare: its own.
+            process_group=0 if jail is not None else None,
+            start_new_session=jail is None,
+            close_fds=True,
+            pass_fds=jail.pass_fds if jail is not None else (),
+            bufsize=0,
+        )
+
+
 class EngineProcess:
     """One running engine, spoken to in lines. Build it with `EngineProcess.start`."""
 
@@ -352,21 +379,7 @@ class EngineProcess:
         try:
             if sandbox is not None:
                 jail = prepare(argv, cwd, full_env, sandbox)
-            with _pinned(sandbox.affinity if sandbox is not None else ()):
-                proc = subprocess.Popen(
-                    jail.command if jail is not None else _die_with_parent(argv, cwd, full_env),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=cwd,
-                    env=full_env,
-                    # Sandboxed: the referee's session (see the module docstring); bare: its own.
-                    process_group=0 if jail is not None else None,
-                    start_new_session=jail is None,
-                    close_fds=True,
-                    pass_fds=jail.pass_fds if jail is not None else (),
-                    bufsize=0,
-                )
+            proc = _spawn(argv, cwd, full_env, jail, sandbox)
         except (OSError, SandboxError) as exc:
             if sink is not None:
                 sink.close()

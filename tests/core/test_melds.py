@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ginproto.cards import DECK, Card, parse_cards
+from ginproto.layoffs import best_layoffs, knocker_arrangement, layable_count
 from ginproto.melds import (
     Arrangement,
     DefenderResult,
@@ -21,7 +22,6 @@ from ginproto.melds import (
     Meld,
     MeldError,
     MeldKind,
-    best_layoffs,
     best_melds,
     cards_mask,
     check_declared,
@@ -30,8 +30,6 @@ from ginproto.melds import (
     is_big_gin,
     is_meld,
     knock_options,
-    knocker_arrangement,
-    layable_count,
     mask_best_discard,
     mask_deadwood,
     mask_least_discard,

@@ -102,8 +102,8 @@ def _knock_chance_by_brute_force(evaluator: Evaluator, cards: list[Card], limit:
     """The chance that ``cards`` can knock after one stock draw, each unseen card drawn with
     the evaluator's probability, by trying every discard."""
     total = mass = 0.0
-    for card in evaluator.k.unseen:
-        p = evaluator.k.stock_probability(card)
+    for card in evaluator.knowledge.unseen:
+        p = evaluator.knowledge.stock_probability(card)
         if p <= 0 or card in cards:
             continue
         mass += p
