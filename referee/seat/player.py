@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import time
 from collections.abc import Sequence
@@ -69,6 +70,21 @@ class EngineSpecError(ValueError):
     """An engine argument that names no built-in engine and is no usable command line."""
 
 
+REMOTE = "remote:"
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def remote_name(text: str) -> str:
+    """The NAME of ``remote:NAME`` (`EngineSpecError` unless it is a plain word)."""
+    name = text.removeprefix(REMOTE)
+    if not _REMOTE_NAME.fullmatch(name):
+        raise EngineSpecError(
+            f"{text[:80]!r}: a remote engine's name is letters, digits, '_', '.' and '-' (at"
+            " most 64)"
+        )
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class EngineSpec:
     """How to start an engine: argv (never run through a shell), working directory,
@@ -83,12 +99,19 @@ class EngineSpec:
     control: TimeControl | None = None  # overrides the match's time control
     env: tuple[tuple[str, str], ...] = ()
     sandbox: Policy = field(default_factory=Policy)
+    remote: str | None = None
+    """``remote:NAME``: the engine of the client that connects with NAME's token
+    (``referee.seat.remote``); its argv is that text alone."""
+    latency_margin: float = 0.0
+    """Seconds added to a remote engine's time margin (``--latency-margin``)."""
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:
         """A built-in name (``random``, ``simple``...) or a command line, split as a shell
         would split it (``"node engines/simple.js"``) but never run through one."""
         text = text.strip()
+        if text.startswith(REMOTE):
+            return cls((text,), remote=remote_name(text), **kwargs)  # type: ignore[arg-type]
         if text in BUILTIN:
             return cls(tuple(BUILTIN[text]), **kwargs)  # type: ignore[arg-type]
         try:
@@ -148,8 +171,13 @@ def spawn(
     stderr_path: str | None = None,
     line_limit: int = 1 << 20,
     on_line: LineHook | None = None,
-) -> EngineProcess:
-    """Start the engine's process, in its sandbox (``EngineError`` if it cannot start)."""
+) -> Transport:
+    """Start the engine's process, in its sandbox (``EngineError`` if it cannot start); for a
+    remote engine, a session of it through the listener (``referee.seat.remote``)."""
+    if spec.remote is not None:
+        from referee.seat.remote import connect_remote
+
+        return connect_remote(spec, line_limit=line_limit, on_line=on_line)
     return EngineProcess.start(
         list(spec.argv),
         cwd=spec.cwd,
@@ -179,6 +207,10 @@ class EnginePlayer:
     ) -> None:
         self.spec = spec
         self.control = spec.control or control
+        if spec.latency_margin:  # a remote engine's lines cross a network both ways
+            self.control = replace(
+                self.control, margin=self.control.margin + spec.latency_margin
+            )
         self.startup_timeout = startup_timeout
         self.stderr_path = stderr_path
         self.on_line = on_line
