@@ -28,6 +28,7 @@ from referee.cli.options import (
     sandbox_options,
     timeout_options,
 )
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.errors import RefereeError, ReportError
 
@@ -156,6 +157,7 @@ class SprtNumber(click.ParamType[float]):
     is_flag=True,
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
+@remote_options()
 def match(
     engines: tuple[str, ...],
     variant: str | None,
@@ -188,6 +190,7 @@ def match(
     html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
@@ -200,6 +203,10 @@ def match(
         ginref match "python3 mybot.py" simple --tc 60+0.5 --record games.gin
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
+
+    remote:NAME is the engine of whoever connects with NAME's token (gin-connect):
+
+        ginref match remote:alice simple --listen 127.0.0.1:9000 --tokens tokens.toml
 
     --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/), and keeps the
     page up after the last game until Ctrl-C, or for --serve-for SECONDS (0: the command
@@ -227,7 +234,8 @@ def match(
     shown = _Progress(games, quiet, verbose)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with interrupts(defer_first=False) as signals:
+    seats = remote.seats(specs, concurrency=concurrency, dask=dask, quiet=quiet)
+    with seats as specs, interrupts(defer_first=False) as signals:  # remote engines: waited for
         try:
             result = api.play_match(
                 specs,

@@ -779,7 +779,6 @@ class Listener:
 
     async def _ping(self, connection: _Connection) -> None:
         while connection.open:
-            await asyncio.sleep(PING_EVERY)
             now = time.monotonic()
             if any(now - sent > DEAD_AFTER for sent in connection.pings.values()):
                 await connection.cut_off(f"no pong for {DEAD_AFTER:g}s")
@@ -789,6 +788,7 @@ class Listener:
                 connection.pings[connection.next_ping] = time.monotonic()
                 with contextlib.suppress(Exception):
                     await connection.send(control=f"ping {connection.next_ping}")
+            await asyncio.sleep(PING_EVERY)
 
 
 def _exit_status(words: Sequence[str]) -> tuple[str, int | None]:

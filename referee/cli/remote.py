@@ -1,0 +1,192 @@
+"""The options of remote engines (``remote:NAME``), shared by the commands that play them.
+
+``--listen [HOST:]PORT`` (127.0.0.1 unless a host is given), ``--tokens FILE`` (the names and
+their tokens, ``referee.seat.remote.load_tokens``), ``--latency-margin SECONDS`` (added to each
+remote move's time), ``--remote-wait SECONDS`` (how long the named engines have to connect
+before game 1) and ``--tls CERT KEY`` (serve ``wss://``). `remote_options` adds them to a
+command as one ``remote`` argument, a `RemoteOptions`; `RemoteOptions.seats` is the context
+in which the engines are listened for, waited for, played, and told ``bye``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from referee.cli.options import SECONDS, _margin
+
+if TYPE_CHECKING:
+    from referee.seat.player import EngineSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_LISTEN = "127.0.0.1:9000"
+DEFAULT_WAIT = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteOptions:
+    """What the command line says of remote engines."""
+
+    listen: str | None = None
+    tokens: str | None = None
+    latency_margin: float = 0.0
+    wait: float = DEFAULT_WAIT
+    tls: tuple[str, str] | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.listen is not None or self.tokens is not None or self.tls is not None
+
+    @contextlib.contextmanager
+    def seats(
+        self,
+        specs: Sequence[EngineSpec],
+        *,
+        concurrency: int = 1,
+        dask: str | None = None,
+        quiet: bool = False,
+    ) -> Iterator[tuple[EngineSpec, ...]]:
+        """Listen for the remote engines among ``specs`` and wait for them; inside, the specs
+        to play (each remote one with its latency margin). Without remote engines, ``specs``
+        as they are (and a usage error if remote options were given)."""
+        names = [spec.remote for spec in specs if spec.remote is not None]
+        if not names:
+            if self.given:
+                raise click.UsageError(
+                    "--listen, --tokens and --tls are for remote engines (remote:NAME)"
+                )
+            yield tuple(specs)
+            return
+        if self.tokens is None:
+            raise click.UsageError(
+                "remote engines need --tokens FILE (a TOML table of names to tokens)"
+            )
+        if dask is not None:
+            raise click.UsageError("remote engines are not available with --dask")
+        if concurrency > 1:
+            raise click.UsageError(
+                "remote engines play one game at a time: leave out --concurrency"
+            )
+        if len(set(names)) < len(names):
+            raise click.UsageError("each remote engine can hold one seat of a match")
+        from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
+
+        tokens = load_tokens(self.tokens)
+        try:
+            host, port = parse_listen(self.listen or DEFAULT_LISTEN)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--listen") from None
+        listener = Listener(tokens, host, port, ssl_context=self._ssl())
+        with listener:
+            if is_public(host) and self.tls is None:
+                click.echo(
+                    f"Warning: listening on {host}, a public address, without TLS: the tokens"
+                    " and the games cross the network in clear (--tls CERT KEY)",
+                    err=True,
+                )
+            if not quiet:
+                click.echo(
+                    f"Listening on {listener.url} for {', '.join(names)}"
+                    f" (waiting up to {self.wait:g}s)",
+                    err=True,
+                )
+            listener.wait_for(names, self.wait)
+            try:
+                yield tuple(
+                    replace(spec, latency_margin=self.latency_margin)
+                    if spec.remote is not None
+                    else spec
+                    for spec in specs
+                )
+            finally:
+                if not quiet:
+                    for name in names:
+                        latency = listener.latency(name)
+                        if latency is not None:
+                            click.echo(f"remote:{name}: {latency}", err=True)
+
+    def _ssl(self) -> object | None:
+        if self.tls is None:
+            return None
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            context.load_cert_chain(*self.tls)
+        except (OSError, ssl.SSLError) as exc:
+            raise click.BadParameter(
+                f"cannot load the certificate and key: {exc}", param_hint="--tls"
+            ) from None
+        return context
+
+
+NO_REMOTE = RemoteOptions()
+"""No remote option given."""
+
+_OPTIONS = (
+    click.option(
+        "--listen",
+        metavar="[HOST:]PORT",
+        help=f"Where remote engines connect (default {DEFAULT_LISTEN}; HOST 0.0.0.0 for every"
+        " interface).",
+    ),
+    click.option(
+        "--tokens",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="The remote engines' tokens: a TOML table NAME = \"TOKEN\", readable by you only.",
+    ),
+    click.option(
+        "--latency-margin",
+        type=float,
+        callback=_margin,
+        default=0.0,
+        show_default=True,
+        help="Seconds added to each remote engine's move time, for the network.",
+    ),
+    click.option(
+        "--remote-wait",
+        type=SECONDS,
+        default=DEFAULT_WAIT,
+        show_default=True,
+        help="Seconds the remote engines have to connect before game 1.",
+    ),
+    click.option(
+        "--tls",
+        nargs=2,
+        type=click.Path(dir_okay=False, exists=True),
+        metavar="CERT KEY",
+        help="Serve remote engines over TLS (wss://) with this certificate and key.",
+    ),
+)
+
+
+def remote_options() -> Callable[[F], F]:
+    """The remote engines' options, passed to the command as ``remote``, a `RemoteOptions`."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(
+            *args: Any,
+            listen: str | None,
+            tokens: str | None,
+            latency_margin: float,
+            remote_wait: float,
+            tls: tuple[str, str] | None,
+            **kwargs: Any,
+        ) -> Any:
+            remote = RemoteOptions(listen, tokens, latency_margin, remote_wait, tls or None)
+            return command(*args, remote=remote, **kwargs)
+
+        decorated: Any = wrapper
+        for option in reversed(_OPTIONS):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
