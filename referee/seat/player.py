@@ -177,7 +177,7 @@ def spawn(
     if spec.remote is not None:
         from referee.seat.remote import connect_remote
 
-        return connect_remote(spec, line_limit=line_limit, on_line=on_line)
+        return connect_remote(spec.remote, line_limit=line_limit, on_line=on_line)
     return EngineProcess.start(
         list(spec.argv),
         cwd=spec.cwd,

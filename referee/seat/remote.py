@@ -64,8 +64,6 @@ from referee.seat.process import (
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from referee.seat.player import EngineSpec
-
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -415,18 +413,16 @@ def active() -> Listener | None:
 
 
 def connect_remote(
-    spec: EngineSpec, *, line_limit: int = 1 << 20, on_line: LineHook | None = None
+    name: str, *, line_limit: int = 1 << 20, on_line: LineHook | None = None
 ) -> RemoteTransport:
-    """A session of the remote engine ``spec`` names (``EngineSpec.remote``), through the
-    active listener: `EngineStartError` when none listens or the engine is not connected."""
-    assert spec.remote is not None
+    """A session of the remote engine ``name`` (``remote:NAME``), through the active
+    listener: `EngineStartError` when none listens or the engine is not connected."""
     listener = _ACTIVE
     if listener is None:
         raise EngineStartError(
-            f"remote engine {spec.remote!r}: the referee is not listening (--listen)",
-            name=spec.remote,
+            f"remote engine {name!r}: the referee is not listening (--listen)", name=name
         )
-    return listener.open_session(spec.remote, on_line)
+    return listener.open_session(name, on_line)
 
 
 class Listener:

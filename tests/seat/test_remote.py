@@ -1,0 +1,285 @@
+"""Remote seats (``referee.seat.remote``) over real sockets on 127.0.0.1: the tokens file, the
+token check, the wait for the named engines, sessions relayed by real ``gin-connect`` clients,
+a dropped connection ruled a crash, and clients that break the wire protocol cut off.
+
+Every client a test starts is killed when the test ends (and dies with the test run: its parent
+death signal is SIGKILL), and its engine with it (gin-connect kills its engine's group)."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from ginproto.rules import Rules
+from ginproto.table import Decision, FaultKind, PlayerFault
+from referee.seat.clock import TimeControl
+from referee.seat.player import EnginePlayer, EngineSpec, EngineSpecError
+from referee.seat.remote import (
+    Listener,
+    RemoteMissing,
+    TokensError,
+    load_tokens,
+    parse_listen,
+)
+from tests.helpers import first_view
+
+pytest.importorskip("aiohttp")
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
+SIMPLE = [sys.executable, "-m", "engines.simple_engine"]
+CONTROL = TimeControl.parse("inf", move=10.0)
+
+Client = Callable[..., subprocess.Popen[str]]
+
+
+def _die_with_the_test() -> None:
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@pytest.fixture
+def client() -> Iterator[Client]:
+    """Start ``gin-connect URL --token TOKEN [--once] -- COMMAND``; killed at the end."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(
+        url: str, token: str, command: list[str] | None = None, *extra: str
+    ) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ginproto.connect", url, "--token", token, *extra, "--",
+             *(command or SIMPLE)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_die_with_the_test,
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        with suppress(ProcessLookupError):
+            process.kill()
+        process.communicate(timeout=10)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    with Listener(TOKENS, "127.0.0.1", 0, reconnect_wait=10.0) as it:
+        yield it
+
+
+def _tokens_file(tmp_path: Path, text: str, mode: int = 0o600) -> str:
+    path = tmp_path / "tokens.toml"
+    path.write_text(text)
+    path.chmod(mode)
+    return str(path)
+
+
+# -- the tokens file -------------------------------------------------------------------------
+def test_a_tokens_file_that_others_may_read_is_refused(tmp_path: Path) -> None:
+    path = _tokens_file(tmp_path, 'alice = "alice-token-0123456789"\n', 0o644)
+    refused = r"read by others than its owner \(mode 0644\): chmod 600"
+    with pytest.raises(TokensError, match=refused):
+        load_tokens(path)
+    os.chmod(path, 0o600)
+    assert load_tokens(path) == {"alice": "alice-token-0123456789"}
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("alice = [", "not TOML"),
+        ('alice = "short"\n', "at least 16"),
+        ("alice = 12345678901234567890\n", "at least 16"),
+        ('"al ice" = "alice-token-0123456789"\n', "a name is letters"),
+        ('a = "same-token-0123456789"\nb = "same-token-0123456789"\n', "same token"),
+        ("", "names no engine"),
+    ],
+)
+def test_a_tokens_file_of_the_wrong_shape_is_refused(tmp_path: Path, text: str, words: str) -> None:
+    with pytest.raises(TokensError, match=words) as caught:
+        load_tokens(_tokens_file(tmp_path, text))
+    assert "0123456789" not in str(caught.value)  # no token is ever shown
+
+
+def test_listen_addresses_and_remote_names() -> None:
+    assert parse_listen("9000") == ("127.0.0.1", 9000)
+    assert parse_listen("0.0.0.0:9000") == ("0.0.0.0", 9000)
+    assert parse_listen("[::1]:9000") == ("::1", 9000)
+    with pytest.raises(ValueError):
+        parse_listen("host:port")
+    spec = EngineSpec.parse("remote:alice")
+    assert (spec.remote, spec.argv, spec.label) == ("alice", ("remote:alice",), "remote:alice")
+    with pytest.raises(EngineSpecError, match="remote engine's name"):
+        EngineSpec.parse("remote:al ice")
+
+
+def test_a_latency_margin_widens_a_remote_engine_s_margin_only() -> None:
+    spec = EngineSpec.parse("remote:alice", latency_margin=0.25)
+    assert EnginePlayer(spec, CONTROL).control.margin == pytest.approx(CONTROL.margin + 0.25)
+    assert EnginePlayer(EngineSpec.parse("simple"), CONTROL).control.margin == CONTROL.margin
+
+
+# -- connecting ------------------------------------------------------------------------------
+def test_a_wrong_token_is_refused_in_one_line_and_never_logged(
+    listener: Listener, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrong = "not-a-token-of-anyone-42"
+    process = client(listener.url, wrong, None, "--once")
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert err.splitlines() == ["gin-connect: the referee refused the token"]
+    assert listener.connected() == []
+    assert wrong not in caplog.text and "alice-token" not in caplog.text
+
+
+def test_the_wait_names_the_engines_missing(listener: Listener, client: Client) -> None:
+    client(listener.url, TOKENS["alice"])
+    listener.wait_for(["alice"], 30)
+    started = time.monotonic()
+    with pytest.raises(RemoteMissing) as caught:
+        listener.wait_for(["alice", "bob"], 0.5)
+    assert time.monotonic() - started >= 0.5
+    assert str(caught.value).startswith("not connected after 0.5s: remote:bob (")
+    with pytest.raises(RemoteMissing, match="no token for remote:carol"):
+        listener.wait_for(["carol"], 0.1)
+
+
+def test_a_second_client_with_the_same_token_is_refused(listener: Listener, client: Client) -> None:
+    first = client(listener.url, TOKENS["alice"])
+    listener.wait_for(["alice"], 30)
+    second = client(listener.url, TOKENS["alice"], None, "--once")
+    _, err = second.communicate(timeout=30)
+    assert second.returncode == 1
+    assert "connected already" in err
+    assert first.poll() is None and listener.connected() == ["alice"]
+
+
+# -- sessions --------------------------------------------------------------------------------
+def test_a_remote_engine_plays_through_sessions_as_a_local_one(
+    listener: Listener, client: Client
+) -> None:
+    client(listener.url, TOKENS["alice"])
+    listener.wait_for(["alice"], 30)
+    lines: list[str] = []
+    player = EnginePlayer(
+        EngineSpec.parse("remote:alice"), CONTROL, on_line=lambda d, line: lines.append(d)
+    )
+    local = EnginePlayer(EngineSpec.parse("simple"), CONTROL)
+    try:
+        view = first_view(Rules())
+        for _ in range(2):  # a second session: a fresh engine on the client's machine
+            player.start()
+            assert player.id.name == "Simple"
+            player.new_game(1, 0, Rules())
+            local.new_game(1, 0, Rules())
+            assert player.decide(view, Decision.OFFER) == local.decide(view, Decision.OFFER)
+            player.close()
+        assert "to" in lines and "from" in lines
+    finally:
+        player.close()
+        local.close()
+
+
+def test_a_dropped_connection_is_a_crash_and_the_engine_may_come_back(
+    listener: Listener, client: Client, tmp_path: Path
+) -> None:
+    cut = [sys.executable, str(ROOT / "tests/programs/cuts_its_relay.py"), str(tmp_path / "cut")]
+    first = client(listener.url, TOKENS["alice"], cut)
+    listener.wait_for(["alice"], 30)
+    player = EnginePlayer(EngineSpec.parse("remote:alice"), CONTROL)
+    try:
+        player.start()
+        player.new_game(1, 0, Rules())
+        with pytest.raises(PlayerFault) as caught:
+            player.decide(first_view(Rules()), Decision.OFFER)
+        assert caught.value.kind is FaultKind.CRASH
+        assert "lost its connection" in str(caught.value)
+        assert first.wait(10) == -signal.SIGKILL
+        player.close()
+        client(listener.url, TOKENS["alice"], cut)  # back, before the next game
+        player.new_game(2, 0, Rules())
+        assert player.decide(first_view(Rules()), Decision.OFFER) is not None
+    finally:
+        player.close()
+
+
+def test_a_remote_engine_that_is_not_connected_cannot_start(listener: Listener) -> None:
+    listener.reconnect_wait = 0.2
+    player = EnginePlayer(EngineSpec.parse("remote:bob"), CONTROL)
+    with pytest.raises(PlayerFault, match=r"remote engine 'bob' is not connected after 0\.2s"):
+        player.start()
+
+
+# -- clients that break the wire protocol ----------------------------------------------------
+async def _raw(url: str, token: str, send: list[str | bytes]) -> tuple[int | None, bool]:
+    """Connect as a client of our own, send ``send``, and return the close code the referee
+    gave, and whether it closed the connection within 10 s."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as http:
+        ws = await http.ws_connect(
+            url, headers={"Authorization": f"Bearer {token}"}, max_msg_size=0
+        )
+        for message in send:
+            if isinstance(message, str):
+                await ws.send_str(message)
+            else:
+                await ws.send_bytes(message)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            message = await ws.receive(timeout=max(0.01, deadline - time.monotonic()))
+            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
+                                aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.ERROR):
+                return ws.close_code, True
+        return ws.close_code, False
+
+
+@pytest.mark.parametrize(
+    ("send", "code"),
+    [
+        (["move discard 7h"], 1008),  # a move for a game it is not playing
+        ([b"exited 5 code 0"], 1008),  # a session that never was
+        ([b"hello there"], 1008),  # garbage
+        (["x" * (2 << 20)], 1009),  # a message over the limit
+    ],
+    ids=["line-outside-a-game", "unknown-session", "garbage", "too-big"],
+)
+def test_a_client_that_breaks_the_wire_protocol_is_cut_off(
+    listener: Listener, send: list[str | bytes], code: int
+) -> None:
+    closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], send))
+    assert closed and closed_with == code
+    deadline = time.monotonic() + 5
+    while listener.connected() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert listener.connected() == []  # and bob may connect again
+    closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], ["ping"]))
+    assert closed and closed_with == 1008
+
+
+def test_round_trips_are_measured(listener: Listener, client: Client) -> None:
+    client(listener.url, TOKENS["alice"])
+    listener.wait_for(["alice"], 30)
+    deadline = time.monotonic() + 10
+    while listener.latency("alice") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    latency = listener.latency("alice")
+    assert latency is not None and 0 < latency.median <= latency.worst < 5
+    assert str(latency).startswith("round trip ")
