@@ -90,12 +90,11 @@ class RemoteOptions:
                     " and the games cross the network in clear (--tls CERT KEY)",
                     err=True,
                 )
-            if not quiet:
-                click.echo(
-                    f"Listening on {listener.url} for {', '.join(names)}"
-                    f" (waiting up to {self.wait:g}s)",
-                    err=True,
-                )
+            click.echo(  # even with --quiet: the clients need the address (a port 0 chosen)
+                f"Listening on {listener.url} for {', '.join(names)}"
+                f" (waiting up to {self.wait:g}s)",
+                err=True,
+            )
             listener.wait_for(names, self.wait)
             try:
                 yield tuple(
