@@ -82,6 +82,9 @@ __all__ = [
 PING_EVERY: Final = 1.0
 DEAD_AFTER: Final = 15.0
 """Seconds without a ``pong`` after which a connection is taken for dead and closed."""
+STOP_LIMIT: Final = 10.0
+"""Seconds a client has to end a stopped session's engine (``exited``) while it still sends
+that engine's lines."""
 RECONNECT_WAIT: Final = 10.0
 """Seconds a seat waits for its engine to connect (again) during a match."""
 MAX_CLIENTS: Final = 64
@@ -219,7 +222,7 @@ class _Connection:
         self.room.set()
         self.session = 0  # the last session started
         self.live = False  # whether ``session`` runs (started, no exited, not stopped)
-        self.draining: set[int] = set()  # stopped, their ``exited`` still to come
+        self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
         self.open = True
         self.leased = False
         self.pings: dict[int, float] = {}
@@ -639,9 +642,13 @@ class Listener:
         self._release(connection)
 
     async def _stop_session(self, connection: _Connection, session: int) -> None:
+        with connection.cond:  # what its seat left unread is nobody's now
+            connection.items.clear()
+            connection.pending = 0
+        connection.room.set()
         if connection.session == session and connection.live:
             connection.live = False
-            connection.draining.add(session)
+            connection.draining[session] = time.monotonic()
             await connection.send(control=f"stop {session}")
 
     def _release(self, connection: _Connection) -> None:
@@ -730,8 +737,11 @@ class Listener:
         return ws
 
     async def _text(self, connection: _Connection, data: str) -> bool:
-        if connection.draining:
-            return True  # a line of a session stopped, written before it heard so
+        if connection.draining:  # a line of a session stopped, written before it heard so
+            if time.monotonic() - min(connection.draining.values()) <= STOP_LIMIT:
+                return True
+            await connection.cut_off(f"lines of a stopped game after {STOP_LIMIT:g}s")
+            return False
         if connection.live:
             if len(data.encode("utf-8", "surrogatepass")) > self.line_limit:
                 connection.push(_TooLong())
@@ -768,7 +778,7 @@ class Listener:
                 return True
             if number in connection.draining:
                 if word != "toolong":
-                    connection.draining.discard(number)
+                    del connection.draining[number]
                 return True
         await connection.cut_off(f"an unexpected control message {data[:40]!r}")
         return False

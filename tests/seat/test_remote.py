@@ -283,3 +283,70 @@ def test_round_trips_are_measured(listener: Listener, client: Client) -> None:
     latency = listener.latency("alice")
     assert latency is not None and 0 < latency.median <= latency.worst < 5
     assert str(latency).startswith("round trip ")
+
+
+def test_a_flooding_client_fills_a_bounded_buffer_and_is_slowed_down(
+    listener: Listener,
+) -> None:
+    """A client that sends lines as fast as it can while its seat reads none: the referee
+    stops reading its socket at ``_PENDING`` bytes, and TCP slows the client down."""
+    import threading
+
+    from referee.seat import remote
+
+    sent = [0]
+    stop = threading.Event()
+
+    async def flood() -> None:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as http:
+            ws = await http.ws_connect(
+                listener.url, headers={"Authorization": f"Bearer {TOKENS['alice']}"}
+            )
+            while (await ws.receive()).data != b"start 1":
+                pass
+            while not stop.is_set():  # a send waits once the referee stops reading
+                await ws.send_str("info " + "x" * 1000)
+                sent[0] += 1
+            await ws.close()
+
+    thread = threading.Thread(target=lambda: asyncio.run(flood()), daemon=True)
+    thread.start()
+    transport = None
+    try:
+        listener.wait_for(["alice"], 30)
+        transport = listener.open_session("alice", None)
+        connection = transport.connection
+        time.sleep(2.0)
+        before = sent[0]
+        time.sleep(1.0)
+        assert sent[0] - before < 50  # blocked: nothing read, nothing more sent
+        assert remote._PENDING <= connection.pending <= remote._PENDING + listener.line_limit
+        assert transport.read_line(1).startswith("info x")
+    finally:
+        stop.set()
+        if transport is not None:
+            transport.close(grace=0.1)  # the rest is dropped: the client can end
+        thread.join(10)
+        assert not thread.is_alive()
+
+
+def test_silent_connections_keep_no_one_out(listener: Listener, client: Client) -> None:
+    """Two hundred connections that never send a byte, then a real client: it connects and
+    plays."""
+    import socket
+
+    silent = [socket.create_connection(("127.0.0.1", listener.port)) for _ in range(200)]
+    try:
+        client(listener.url, TOKENS["alice"])
+        listener.wait_for(["alice"], 30)
+        player = EnginePlayer(EngineSpec.parse("remote:alice"), CONTROL)
+        try:
+            player.start()
+            assert player.id.name == "Simple"
+        finally:
+            player.close()
+    finally:
+        for sock in silent:
+            sock.close()
