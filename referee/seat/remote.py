@@ -222,6 +222,7 @@ class _Connection:
         self.room.set()
         self.session = 0  # the last session started
         self.live = False  # whether ``session`` runs (started, no exited, not stopped)
+        self.ended: _End | None = None  # how ``session`` ended, as soon as it is known
         self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
         self.open = True
         self.leased = False
@@ -240,7 +241,8 @@ class _Connection:
     def end_session(self, status: str, returncode: int | None = None) -> None:
         if self.live:
             self.live = False
-            self.push(_End(status, returncode))
+            self.ended = _End(status, returncode)
+            self.push(self.ended)
 
     async def send(self, *, text: Sequence[str] = (), control: str | None = None) -> None:
         async with self.lock:
@@ -310,11 +312,19 @@ class RemoteTransport:
 
     @property
     def alive(self) -> bool:
-        return self._ended is None and not self._closed and self.connection.open
+        return self._end() is None and not self._closed and self.connection.open
 
     @property
     def returncode(self) -> int | None:
-        return self._returncode
+        end = self._end()
+        return None if end is None else end.returncode
+
+    def _end(self) -> _End | None:
+        """How this session ended, as soon as the client has said so (before its lines are
+        read), or None."""
+        if self._ended is None and self.connection.session == self.session:
+            return self.connection.ended
+        return self._ended
 
     @property
     def stderr_tail(self) -> str:
@@ -386,9 +396,17 @@ class RemoteTransport:
             self._closed = True
             self.listener._stop(self.connection, self.session)
 
+    def exit_error(self) -> EngineExited:
+        """What a read would raise now that the session has ended."""
+        return self._exited()
+
+    def sandbox_note(self) -> str:
+        return ""  # no sandbox here: the engine runs on its author's machine
+
     def _status(self) -> str:
-        if self._ended is not None:
-            return self._ended.status
+        end = self._end()
+        if end is not None:
+            return end.status
         return "lost its connection"
 
     def _exited(self) -> EngineExited:
@@ -396,7 +414,7 @@ class RemoteTransport:
         return EngineExited(
             f"remote engine {self.name!r} {status}",
             name=self.name,
-            returncode=self._returncode,
+            returncode=self.returncode,
             status=status,
         )
 
@@ -628,6 +646,7 @@ class Listener:
             connection.pending = 0
         connection.room.set()
         connection.session += 1
+        connection.ended = None
         connection.live = True
         await connection.send(control=f"start {connection.session}")
         return connection.session

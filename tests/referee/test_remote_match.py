@@ -202,3 +202,14 @@ def test_options_that_do_not_go_with_remote_engines(
     result = CliRunner().invoke(cli, ["match", *args, *FAST])
     assert result.exit_code == 2, result.output
     assert words in result.output
+
+
+def test_ginref_check_runs_its_battery_on_a_remote_engine(start: Start, tokens: Path) -> None:
+    referee = start([*GINREF, "check", "remote:alice", "--listen", "127.0.0.1:0", "--tokens",
+                     str(tokens), "--no-sandbox"])
+    url, _ = _listening(referee)
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, out + err
+    assert out.splitlines()[0].startswith("PASS handshake ('Simple'")
+    assert "PASS quit" in out and out.splitlines()[-1] == "all 20 checks passed"
