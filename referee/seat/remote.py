@@ -503,7 +503,7 @@ class Listener:
             try:
                 loop.run_forever()
             finally:
-                loop.close()
+                _close_loop(loop)
 
         self._thread = threading.Thread(target=serve, name="remote-listener", daemon=True)
         self._thread.start()
@@ -814,6 +814,18 @@ class Listener:
                 with contextlib.suppress(Exception):
                     await connection.send(control=f"ping {connection.next_ping}")
             await asyncio.sleep(PING_EVERY)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what still runs on ``loop`` (connections the shutdown could not end in time),
+    let it unwind, and close the loop."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(Exception):
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
 
 
 def _exit_status(words: Sequence[str]) -> tuple[str, int | None]:

@@ -350,3 +350,100 @@ def test_silent_connections_keep_no_one_out(listener: Listener, client: Client) 
     finally:
         for sock in silent:
             sock.close()
+
+
+class SlowLink:
+    """A WebSocket relay between a client and the listener that holds every message
+    ``delay`` seconds each way, as a slow network would (in a thread of its own)."""
+
+    def __init__(self, upstream: str, delay: float) -> None:
+        import threading
+
+        self.upstream = upstream
+        self.delay = delay
+        self.port = 0
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    def _run(self, ready: object) -> None:
+        from aiohttp import web
+
+        async def relay(request: web.Request) -> web.WebSocketResponse:
+            import aiohttp
+
+            inner = web.WebSocketResponse()
+            await inner.prepare(request)
+            async with aiohttp.ClientSession() as http:
+                headers = {"Authorization": request.headers["Authorization"]}
+                outer = await http.ws_connect(self.upstream, headers=headers)
+
+                async def pipe(src: object, dst: object) -> None:
+                    async for message in src:  # type: ignore[attr-defined]
+                        await asyncio.sleep(self.delay)
+                        if message.type is aiohttp.WSMsgType.TEXT:
+                            await dst.send_str(message.data)  # type: ignore[attr-defined]
+                        elif message.type is aiohttp.WSMsgType.BINARY:
+                            await dst.send_bytes(message.data)  # type: ignore[attr-defined]
+                    await dst.close()  # type: ignore[attr-defined]
+
+                await asyncio.gather(pipe(inner, outer), pipe(outer, inner))
+            return inner
+
+        async def serve() -> None:
+            app = web.Application()
+            app.router.add_get("/", relay)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            self.port = runner.addresses[0][1]
+            ready.set()  # type: ignore[attr-defined]
+
+        self.loop.run_until_complete(serve())
+        self.loop.run_forever()
+        from referee.seat.remote import _close_loop
+
+        _close_loop(self.loop)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def close(self) -> None:
+        """Stop at once: what is relayed is cancelled (the thread ends the loop's tasks)."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.4])
+def test_a_slow_link_holds_a_move_limit_only_with_a_latency_margin(
+    listener: Listener, client: Client, margin: float
+) -> None:
+    """60 ms each way on a 0.1 s move limit without any other margin: a timeout, unless
+    ``--latency-margin`` gives the network its time; the round trips measured show the link."""
+    link = SlowLink(listener.url, 0.06)
+    try:
+        client(link.url, TOKENS["alice"])
+        listener.wait_for(["alice"], 30)
+        control = TimeControl.parse("inf", move=0.1, margin=0.0)
+        spec = EngineSpec.parse("remote:alice", latency_margin=margin)
+        player = EnginePlayer(spec, control)
+        try:
+            player.start()
+            player.new_game(1, 0, Rules())
+            view = first_view(Rules())
+            if margin:
+                assert player.decide(view, Decision.OFFER) is not None
+            else:
+                with pytest.raises(PlayerFault) as caught:
+                    player.decide(view, Decision.OFFER)
+                assert caught.value.kind is FaultKind.TIMEOUT
+        finally:
+            player.close()
+        latency = listener.latency("alice")
+        assert latency is not None and latency.median >= 0.12
+    finally:
+        link.close()
