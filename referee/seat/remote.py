@@ -266,7 +266,9 @@ class _Connection:
         try:
             future.result(timeout)
         except TimeoutError:
+            # A message cut short would garble the stream: the connection goes with it.
             future.cancel()
+            self.loop.call_soon_threadsafe(self._cut_off_soon, "it took no line in time")
             raise EngineTimeout(
                 f"remote engine {self.name!r}: its connection took no line within {timeout:.3f}s",
                 name=self.name,
@@ -276,6 +278,9 @@ class _Connection:
                 f"remote engine {self.name!r}: its connection is closed ({type(exc).__name__})",
                 name=self.name,
             ) from None
+
+    def _cut_off_soon(self, why: str) -> None:
+        self.loop.create_task(self.cut_off(why))
 
     def take(self, timeout: float) -> _Item | None:
         with self.cond:
