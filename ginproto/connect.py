@@ -196,16 +196,22 @@ def say(text: str) -> None:
     print(f"gin-connect: {text}", file=sys.stderr, flush=True)
 
 
-async def _connection(url: str, token: str, argv: Sequence[str]) -> bool:
+async def _connection(
+    url: str, token: str, argv: Sequence[str], cafile: str | None = None
+) -> bool:
     """One connection, until it ends: True when the referee said ``bye``."""
+    import ssl
+
     import aiohttp
 
     headers = {"Authorization": f"Bearer {token}"}
+    context = ssl.create_default_context(cafile=cafile) if cafile is not None else True
     try:
         async with aiohttp.ClientSession() as http:
             try:
                 ws = await http.ws_connect(
-                    url, headers=headers, max_msg_size=4 * LINE_LIMIT, autoping=True
+                    url, headers=headers, max_msg_size=4 * LINE_LIMIT, autoping=True,
+                    ssl=context,
                 )
             except aiohttp.WSServerHandshakeError as exc:
                 if exc.status == 401:
@@ -255,13 +261,16 @@ def _why(exc: BaseException) -> str:
     return text.splitlines()[0][:200]
 
 
-async def run(url: str, token: str, argv: Sequence[str], *, once: bool = False) -> int:
+async def run(
+    url: str, token: str, argv: Sequence[str], *, once: bool = False, cafile: str | None = None
+) -> int:
     """Connect (again after each drop, unless ``once``) until the referee says ``bye`` (0) or
-    refuses the token (1)."""
+    refuses the token (1). ``cafile``: the certificates a ``wss://`` referee's is checked
+    against, in place of the system's."""
     delay = RETRY_FIRST
     while True:
         try:
-            if await _connection(url, token, argv):
+            if await _connection(url, token, argv, cafile):
                 say("the referee has ended the run")
                 return 0
         except TokenRefused as exc:
@@ -294,7 +303,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--once", action="store_true", help="do not connect again after the connection drops"
     )
-    parser.usage = "gin-connect [-h] [--token TOKEN] [--token-file FILE] [--once] URL -- COMMAND..."
+    parser.add_argument(
+        "--cafile",
+        metavar="FILE",
+        help="check a wss:// referee's certificate against FILE (say, its self-signed one)",
+    )
+    parser.usage = (
+        "gin-connect [-h] [--token TOKEN] [--token-file FILE] [--once] [--cafile FILE] URL --"
+        " COMMAND..."
+    )
     return parser
 
 
@@ -313,13 +330,22 @@ def main(args: Sequence[str] | None = None) -> int:
     if not url.startswith(("ws://", "wss://")):
         parser.error(f"the URL must start with ws:// or wss://, not {url!r}")
     token = _token(parser, options.token, options.token_file)
+    if options.cafile is not None:
+        import ssl
+
+        try:
+            ssl.create_default_context(cafile=options.cafile)
+        except (OSError, ssl.SSLError) as exc:
+            parser.error(f"cannot use the certificates of --cafile {options.cafile}: {exc}")
     try:
         import aiohttp  # noqa: F401
     except ImportError:
         say(_WEB_EXTRA)
         return 1
     try:
-        return asyncio.run(run(url, token, command, once=options.once))
+        return asyncio.run(
+            run(url, token, command, once=options.once, cafile=options.cafile)
+        )
     except KeyboardInterrupt:
         say("interrupted")
         return 130

@@ -213,3 +213,44 @@ def test_ginref_check_runs_its_battery_on_a_remote_engine(start: Start, tokens: 
     assert referee.returncode == 0, out + err
     assert out.splitlines()[0].startswith("PASS handshake ('Simple'")
     assert "PASS quit" in out and out.splitlines()[-1] == "all 20 checks passed"
+
+
+def test_over_tls_with_a_self_signed_certificate(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    """``--tls CERT KEY`` serves wss://; the client checks the certificate (``--cafile``), and
+    one that does not know it cannot connect."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+         "-out", str(cert)], capture_output=True, timeout=60,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"openssl cannot make a certificate: {made.stderr[-200:]!r}")
+    referee = start([*GINREF, "match", "remote:alice", "simple", "--listen", "127.0.0.1:0",
+                     "--tokens", str(tokens), "--tls", str(cert), str(key), "--games", "1",
+                     *FAST])
+    url, _ = _listening(referee)
+    assert url.startswith("wss://127.0.0.1:")
+    stranger = start([*CONNECT, url, "--token", TOKENS["alice"], "--once", "--", *SIMPLE])
+    _, err = stranger.communicate(timeout=60)
+    assert stranger.returncode == 1 and "certificate verify failed" in err
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--cafile", str(cert), "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    assert "Simple" in out and "Warning" not in err
+
+
+def test_a_public_address_without_tls_is_said_in_one_line(tokens: Path) -> None:
+    done = subprocess.run(
+        [*GINREF, "match", "remote:alice", "simple", "--listen", "0.0.0.0:0", "--tokens",
+         str(tokens), "--remote-wait", "0.1", *FAST],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, preexec_fn=_die_with_the_test,
+    )
+    assert done.returncode == 1
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("Warning")]
+    assert warnings == [
+        "Warning: listening on 0.0.0.0, a public address, without TLS: the tokens and the games"
+        " cross the network in clear (--tls CERT KEY)"
+    ]

@@ -447,3 +447,17 @@ def test_a_slow_link_holds_a_move_limit_only_with_a_latency_margin(
         assert latency is not None and latency.median >= 0.12
     finally:
         link.close()
+
+
+def test_a_client_that_never_answers_a_ping_is_cut_off(
+    listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection whose pings go unanswered is taken for dead, which frees its name."""
+    from referee.seat import remote
+
+    monkeypatch.setattr(remote, "PING_EVERY", 0.1)
+    monkeypatch.setattr(remote, "DEAD_AFTER", 0.5)
+    started = time.monotonic()
+    closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], []))  # reads, never pongs
+    assert closed and closed_with == 1008
+    assert time.monotonic() - started < 5
