@@ -254,3 +254,17 @@ def test_a_public_address_without_tls_is_said_in_one_line(tokens: Path) -> None:
         "Warning: listening on 0.0.0.0, a public address, without TLS: the tokens and the games"
         " cross the network in clear (--tls CERT KEY)"
     ]
+
+
+def test_the_python_api_plays_a_remote_engine_as_any_other(start: Start) -> None:
+    from referee import play_match
+    from referee.seat.remote import Listener
+
+    with Listener(TOKENS, "127.0.0.1", 0) as listener:
+        start([*CONNECT, listener.url, "--token", TOKENS["alice"], "--", *SIMPLE])
+        listener.wait_for(["alice"], 30)
+        remote = play_match(["remote:alice", "random"], games=2, seed=5, tc="inf", sandbox="off")
+        assert listener.latency("alice") is not None
+    local = play_match(["simple", "random"], games=2, seed=5, tc="inf", sandbox="off")
+    assert remote.names == local.names == ("Simple", "Random")
+    assert remote.games == local.games
