@@ -238,6 +238,16 @@ class EnginePlayer:
     def name(self) -> str:
         return self.spec.name or self.id.name or self.spec.label
 
+    @property
+    def latency(self) -> str:
+        """For a remote engine, the round trips measured to it as a record keeps them
+        (``referee.seat.remote``); else ``""``."""
+        if self.spec.remote is None:
+            return ""
+        from referee.seat.remote import latency_header
+
+        return latency_header(self.spec.remote)
+
     # -- lifetime --------------------------------------------------------------------------
     def launch(self) -> None:
         """Start the process, if none runs, and send it ``gin`` without waiting for the answer:

@@ -186,6 +186,19 @@ class Latency:
             f" ({self.samples} pings)"
         )
 
+    @property
+    def header(self) -> str:
+        """As a record keeps it (``PlayerN.Latency``): ``MEDIAN WORST PINGS``, in ms."""
+        return f"{self.median * 1000:.1f} {self.worst * 1000:.1f} {self.samples}"
+
+
+def latency_header(name: str) -> str:
+    """The round trips to the remote engine ``name`` as a record keeps them, or ``""``
+    (none measured, or no listener)."""
+    listener = _ACTIVE
+    latency = None if listener is None else listener.latency(name)
+    return "" if latency is None else latency.header
+
 
 class _End:
     """Queue marker: the session ended (``status`` says how; None: the connection dropped)."""

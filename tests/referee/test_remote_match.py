@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -82,8 +83,10 @@ def _listening(referee: subprocess.Popen[str]) -> tuple[str, list[str]]:
 
 
 def _commands_apart(text: str) -> list[str]:
-    """A record's lines but its engines' command lines."""
-    return [line for line in text.splitlines() if ".Command " not in line]
+    """A record's lines but its engines' command lines and a remote engine's latency."""
+    return [
+        line for line in text.splitlines() if ".Command " not in line and ".Latency " not in line
+    ]
 
 
 def _local(tmp_path: Path, engines: list[str], seed: str, games: int) -> str:
@@ -117,6 +120,8 @@ def test_two_remote_engines_record_what_the_same_engines_record_locally(
     local = _local(tmp_path, ["simple", "simple"], "7", 3)
     assert _commands_apart(remote) == _commands_apart(local)
     assert '[Player0.Command "remote:alice"]' in remote
+    assert re.search(r'^\[Player0\.Latency "[0-9.]+ [0-9.]+ [0-9]+"\]$', remote, re.M)
+    assert [p.latency != "" for p in next(read_games(str(record))).players] == [True, True]
     assert len(list(read_games(str(record)))) == 3
 
 
