@@ -19,9 +19,11 @@ client sends ``pong X``, ``exited N STATUS`` (session N's engine has ended: ``co
 longer than ``LINE_LIMIT``; the rest of it was dropped).
 
 A dropped connection is tried again, after 1, 2, 4... seconds (at most ``RETRY_MAX``); a
-refused token, or the referee's ``bye``, ends the client. Every failure is one line on stderr,
-never a traceback. This module needs aiohttp (``pip install 'ginproto[web]'``), imported only
-when the client runs, so the rest of ``ginproto`` never needs it.
+refused token, or the referee's ``bye``, ends the client. Ctrl-C leaves once the game in
+progress is over (its ``gameover`` relayed), at once between games; a second Ctrl-C at once.
+Every failure is one line on stderr, never a traceback. This module needs aiohttp
+(``pip install 'ginproto[web]'``), imported only when the client runs, so the rest of
+``ginproto`` never needs it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from aiohttp import ClientWebSocketResponse
@@ -97,6 +99,7 @@ class _Relay:
         self.session: int | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.reader: asyncio.Task[None] | None = None
+        self.in_game = False  # between the engine's ``newgame`` and its ``gameover``
 
     async def text(self, line: str) -> None:
         async with self.lock:
@@ -125,6 +128,11 @@ class _Relay:
         self.reader = asyncio.create_task(self._read(session, process))
 
     async def to_engine(self, line: str) -> None:
+        word = line.split(maxsplit=1)[0] if line.strip() else ""
+        if word == "newgame":
+            self.in_game = True
+        elif word == "gameover":
+            self.in_game = False
         process = self.process
         if process is None or process.stdin is None or process.stdin.is_closing():
             return  # it has ended: the referee hears so from ``exited``
@@ -138,6 +146,7 @@ class _Relay:
         """End the running engine (if any): its input closed, ``grace`` seconds, then its
         group killed; its reader reports ``exited``."""
         process, reader = self.process, self.reader
+        self.in_game = False
         if process is None:
             return
         if process.stdin is not None:
@@ -196,10 +205,42 @@ def say(text: str) -> None:
     print(f"gin-connect: {text}", file=sys.stderr, flush=True)
 
 
+class _Leaving:
+    """Ctrl-C: the first one leaves once the game in progress is over (at once between
+    games), the second at once."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.relay: _Relay | None = None
+        self.main: asyncio.Task[Any] | None = None
+        self.closing: asyncio.Task[Any] | None = None
+
+    def interrupt(self) -> None:
+        relay = self.relay
+        if self.asked or relay is None:  # again, or not connected: at once
+            if self.main is not None:
+                self.main.cancel()
+            return
+        self.asked = True
+        if relay.in_game:
+            say("Ctrl-C: leaving after the game in progress (Ctrl-C again: now)")
+        else:
+            self.closing = asyncio.get_running_loop().create_task(relay.ws.close())
+
+    def now(self) -> bool:
+        """Whether to leave now: asked to, and no game in progress."""
+        return self.asked and (self.relay is None or not self.relay.in_game)
+
+
 async def _connection(
-    url: str, token: str, argv: Sequence[str], cafile: str | None = None
+    url: str,
+    token: str,
+    argv: Sequence[str],
+    cafile: str | None = None,
+    leaving: _Leaving | None = None,
 ) -> bool:
-    """One connection, until it ends: True when the referee said ``bye``."""
+    """One connection, until it ends: True when the referee said ``bye``, or the author
+    left (``leaving``)."""
     import ssl
 
     import aiohttp
@@ -221,6 +262,8 @@ async def _connection(
                 raise ConnectFailed(f"the referee answered {exc.status}") from None
             say(f"connected to {url}")
             relay = _Relay(ws, argv)
+            if leaving is not None:
+                leaving.relay = relay
             try:
                 async for message in ws:
                     if message.type is aiohttp.WSMsgType.TEXT:
@@ -230,9 +273,15 @@ async def _connection(
                             return True
                     else:
                         break
+                    if leaving is not None and leaving.now():
+                        return True
             finally:
+                if leaving is not None:
+                    leaving.relay = None
                 await relay.stop(grace=0.2)
                 await ws.close()
+            if leaving is not None and leaving.asked:
+                return True
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         raise ConnectFailed(_why(exc)) from None
     raise ConnectFailed("the connection was closed")
@@ -268,9 +317,16 @@ async def run(
     refuses the token (1). ``cafile``: the certificates a ``wss://`` referee's is checked
     against, in place of the system's."""
     delay = RETRY_FIRST
-    while True:
+    leaving = _Leaving()
+    leaving.main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # where signals cannot be had
+        loop.add_signal_handler(signal.SIGINT, leaving.interrupt)
+    while not leaving.asked:
         try:
-            if await _connection(url, token, argv, cafile):
+            if await _connection(url, token, argv, cafile, leaving):
+                if leaving.asked:
+                    break
                 say("the referee has ended the run")
                 return 0
         except TokenRefused as exc:
@@ -281,8 +337,12 @@ async def run(
                 say(f"cannot connect to {url}: {exc}")
                 return 1
             say(f"cannot connect to {url}: {exc}; trying again in {delay:g}s")
+        if leaving.asked:
+            break
         await asyncio.sleep(delay)
         delay = min(delay * 2, RETRY_MAX)
+    say("left")
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -346,7 +406,7 @@ def main(args: Sequence[str] | None = None) -> int:
         return asyncio.run(
             run(url, token, command, once=options.once, cafile=options.cafile)
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         say("interrupted")
         return 130
 
