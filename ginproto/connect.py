@@ -73,7 +73,7 @@ STOP_GRACE: Final = 1.0
 RETRY_FIRST: Final = 1.0
 RETRY_MAX: Final = 30.0
 _CHUNK: Final = 1 << 16
-_WEB_EXTRA: Final = "gin-connect needs aiohttp: pip install 'ginproto[web]'"
+_WEB_EXTRA: Final = "it needs aiohttp: pip install 'ginproto[web]'"
 
 
 class TokenRefused(Exception):

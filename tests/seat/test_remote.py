@@ -495,3 +495,18 @@ def test_ctrl_c_leaves_after_the_game_in_progress(listener: Listener, client: Cl
     assert between.stderr.readline().startswith("gin-connect: connected to ")
     between.send_signal(signal.SIGINT)
     assert between.wait(10) == 0
+
+
+def test_without_aiohttp_both_ends_say_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ginproto import connect
+    from referee.errors import RefereeError
+
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # import aiohttp now fails
+    assert connect.main(["ws://127.0.0.1:9", "--token", "t", "--", "true"]) == 1
+    assert capsys.readouterr().err == (
+        "gin-connect: it needs aiohttp: pip install 'ginproto[web]'\n"
+    )
+    with pytest.raises(RefereeError, match=r"pip install 'ginproto\[web\]'"):
+        Listener(TOKENS).start()
