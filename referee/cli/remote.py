@@ -21,6 +21,8 @@ import click
 from referee.cli.options import SECONDS, _margin
 
 if TYPE_CHECKING:
+    import ssl
+
     from referee.seat.player import EngineSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,10 +112,10 @@ class RemoteOptions:
                         if latency is not None:
                             click.echo(f"remote:{name}: {latency}", err=True)
 
-    def _ssl(self) -> object | None:
+    def _ssl(self) -> ssl.SSLContext | None:
         if self.tls is None:
             return None
-        import ssl
+        import ssl  # only when it is used: the command line starts without it
 
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         try:

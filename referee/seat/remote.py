@@ -62,6 +62,8 @@ from referee.seat.process import (
 )
 
 if TYPE_CHECKING:
+    import ssl
+
     from aiohttp import web
 
 log = logging.getLogger(__name__)
@@ -478,7 +480,7 @@ class Listener:
         *,
         line_limit: int = 1 << 20,
         reconnect_wait: float = RECONNECT_WAIT,
-        ssl_context: object | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.tokens = dict(tokens)
         self.host = host
@@ -543,10 +545,12 @@ class Listener:
         app.router.add_get("/{path:.*}", self._handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(
-            runner, self.host, self.port, ssl_context=self.ssl_context, backlog=128  # type: ignore[arg-type]
-        )
-        await site.start()
+        site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, backlog=128)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
         self._runner = runner
         addresses = runner.addresses
         if addresses:

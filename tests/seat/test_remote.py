@@ -510,3 +510,10 @@ def test_without_aiohttp_both_ends_say_what_to_install(
     )
     with pytest.raises(RefereeError, match=r"pip install 'ginproto\[web\]'"):
         Listener(TOKENS).start()
+
+
+def test_an_address_in_use_is_refused_in_one_line(listener: Listener) -> None:
+    from referee.errors import RefereeError
+
+    with pytest.raises(RefereeError, match=rf"^cannot listen on 127\.0\.0\.1:{listener.port}: "):
+        Listener(TOKENS, "127.0.0.1", listener.port).start()
