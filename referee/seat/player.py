@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shlex
 import time
 from collections.abc import Sequence
@@ -71,13 +70,15 @@ class EngineSpecError(ValueError):
 
 
 REMOTE = "remote:"
-_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def remote_name(text: str) -> str:
-    """The NAME of ``remote:NAME`` (`EngineSpecError` unless it is a plain word)."""
+    """The NAME of ``remote:NAME`` (`EngineSpecError` unless it is a plain word, as the
+    tokens file's names are)."""
+    from referee.seat.remote import NAME_PATTERN
+
     name = text.removeprefix(REMOTE)
-    if not _REMOTE_NAME.fullmatch(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise EngineSpecError(
             f"{text[:80]!r}: a remote engine's name is letters, digits, '_', '.' and '-' (at"
             " most 64)"
