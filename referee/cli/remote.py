@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -54,9 +54,9 @@ class RemoteOptions:
         dask: str | None = None,
         quiet: bool = False,
     ) -> Iterator[tuple[EngineSpec, ...]]:
-        """Listen for the remote engines among ``specs`` and wait for them; inside, the specs
-        to play (each remote one with its latency margin). Without remote engines, ``specs``
-        as they are (and a usage error if remote options were given)."""
+        """Listen for the remote engines among ``specs`` (a match's) and wait for them before
+        game 1; inside, ``specs``. Without remote engines, nothing is listened for (and
+        remote options are a usage error)."""
         names = [spec.remote for spec in specs if spec.remote is not None]
         if not names:
             if self.given:
@@ -65,18 +65,29 @@ class RemoteOptions:
                 )
             yield tuple(specs)
             return
-        if self.tokens is None:
-            raise click.UsageError(
-                "remote engines need --tokens FILE (a TOML table of names to tokens)"
-            )
-        if dask is not None:
-            raise click.UsageError("remote engines are not available with --dask")
-        if concurrency > 1:
-            raise click.UsageError(
-                "remote engines play one game at a time: leave out --concurrency"
-            )
+        check_together(concurrency, dask)
         if len(set(names)) < len(names):
             raise click.UsageError("each remote engine can hold one seat of a match")
+        with self.listening(names, quiet) as listener:
+            listener.wait_for(names, self.wait)
+            yield tuple(specs)
+
+    @contextlib.contextmanager
+    def listening(self, names: Sequence[str] | None = None, quiet: bool = False) -> Iterator[Any]:
+        """Inside, a `Listener` (``referee.seat.remote``) serves the engines of the tokens
+        file: ``names``, or all of them (a tournament's, named by its config), each given
+        ``--remote-wait`` seconds to connect before it first plays. Without ``--tokens``, a
+        usage error (``names``) or nothing (no names: the command plays no remote engine).
+        At the end, each engine's round trips (unless ``quiet``)."""
+        if self.tokens is None:
+            if names:
+                raise click.UsageError(
+                    "remote engines need --tokens FILE (a TOML table of names to tokens)"
+                )
+            if self.given:
+                raise click.UsageError("--listen and --tls serve remote engines: give --tokens")
+            yield None
+            return
         from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
 
         tokens = load_tokens(self.tokens)
@@ -84,7 +95,15 @@ class RemoteOptions:
             host, port = parse_listen(self.listen or DEFAULT_LISTEN)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--listen") from None
-        listener = Listener(tokens, host, port, ssl_context=self._ssl())
+        listener = Listener(
+            tokens,
+            host,
+            port,
+            first_wait=self.wait,
+            latency_margin=self.latency_margin,
+            ssl_context=self._ssl(),
+        )
+        shown = list(names) if names else sorted(tokens)
         with listener:
             if is_public(host) and self.tls is None:
                 click.echo(
@@ -93,21 +112,15 @@ class RemoteOptions:
                     err=True,
                 )
             click.echo(  # even with --quiet: the clients need the address (a port 0 chosen)
-                f"Listening on {listener.url} for {', '.join(names)}"
+                f"Listening on {listener.url} for {', '.join(shown)}"
                 f" (waiting up to {self.wait:g}s)",
                 err=True,
             )
-            listener.wait_for(names, self.wait)
             try:
-                yield tuple(
-                    replace(spec, latency_margin=self.latency_margin)
-                    if spec.remote is not None
-                    else spec
-                    for spec in specs
-                )
+                yield listener
             finally:
                 if not quiet:
-                    for name in names:
+                    for name in shown:
                         latency = listener.latency(name)
                         if latency is not None:
                             click.echo(f"remote:{name}: {latency}", err=True)
@@ -125,6 +138,16 @@ class RemoteOptions:
                 f"cannot load the certificate and key: {exc}", param_hint="--tls"
             ) from None
         return context
+
+
+def check_together(concurrency: int | None, dask: str | None) -> None:
+    """Refuse what remote engines cannot do yet: several games at once, a Dask cluster."""
+    if dask is not None:
+        raise click.UsageError("remote engines are not available with --dask")
+    if concurrency is not None and concurrency > 1:
+        raise click.UsageError(
+            "remote engines play one game at a time: leave out --concurrency"
+        )
 
 
 NO_REMOTE = RemoteOptions()

@@ -100,11 +100,6 @@ class EngineSpec:
     control: TimeControl | None = None  # overrides the match's time control
     env: tuple[tuple[str, str], ...] = ()
     sandbox: Policy = field(default_factory=Policy)
-    remote: str | None = None
-    """``remote:NAME``: the engine of the client that connects with NAME's token
-    (``referee.seat.remote``); its argv is that text alone."""
-    latency_margin: float = 0.0
-    """Seconds added to a remote engine's time margin (``--latency-margin``)."""
 
     @classmethod
     def parse(cls, text: str, **kwargs: object) -> EngineSpec:
@@ -112,7 +107,8 @@ class EngineSpec:
         would split it (``"node engines/simple.js"``) but never run through one."""
         text = text.strip()
         if text.startswith(REMOTE):
-            return cls((text,), remote=remote_name(text), **kwargs)  # type: ignore[arg-type]
+            remote_name(text)  # checked
+            return cls((text,), **kwargs)  # type: ignore[arg-type]
         if text in BUILTIN:
             return cls(tuple(BUILTIN[text]), **kwargs)  # type: ignore[arg-type]
         try:
@@ -122,6 +118,15 @@ class EngineSpec:
         if not argv:
             raise EngineSpecError("an engine needs a built-in name or a command line")
         return cls(argv, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def remote(self) -> str | None:
+        """NAME, for ``remote:NAME`` (an argv of that one word): the engine of the client
+        that connects with NAME's token (``referee.seat.remote``); else None."""
+        argv = self.argv
+        if len(argv) == 1 and argv[0].startswith(REMOTE):
+            return argv[0].removeprefix(REMOTE)
+        return None
 
     @property
     def label(self) -> str:
@@ -208,10 +213,10 @@ class EnginePlayer:
     ) -> None:
         self.spec = spec
         self.control = spec.control or control
-        if spec.latency_margin:  # a remote engine's lines cross a network both ways
-            self.control = replace(
-                self.control, margin=self.control.margin + spec.latency_margin
-            )
+        if spec.remote is not None:  # its lines cross a network both ways
+            from referee.seat.remote import latency_margin
+
+            self.control = replace(self.control, margin=self.control.margin + latency_margin())
         self.startup_timeout = startup_timeout
         self.stderr_path = stderr_path
         self.on_line = on_line

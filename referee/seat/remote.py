@@ -194,6 +194,13 @@ class Latency:
         return f"{self.median * 1000:.1f} {self.worst * 1000:.1f} {self.samples}"
 
 
+def latency_margin() -> float:
+    """Seconds the active listener adds to each remote move's margin (``--latency-margin``),
+    or 0."""
+    listener = _ACTIVE
+    return 0.0 if listener is None else listener.latency_margin
+
+
 def latency_header(name: str) -> str:
     """The round trips to the remote engine ``name`` as a record keeps them, or ``""``
     (none measured, or no listener)."""
@@ -480,9 +487,16 @@ class Listener:
         *,
         line_limit: int = 1 << 20,
         reconnect_wait: float = RECONNECT_WAIT,
+        first_wait: float | None = None,
+        latency_margin: float = 0.0,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.tokens = dict(tokens)
+        self.first_wait = reconnect_wait if first_wait is None else first_wait
+        """Seconds a seat waits for an engine that has not connected yet in this run."""
+        self.latency_margin = latency_margin
+        """Seconds added to each remote engine's move margin, for the network."""
+        self._seen: set[str] = set()
         self.host = host
         self.port = port
         self.line_limit = line_limit
@@ -634,8 +648,9 @@ class Listener:
             raise EngineStartError(
                 f"remote engine {name!r} has no token in the tokens file", name=name
             )
-        deadline = time.monotonic() + self.reconnect_wait
         with self._cond:
+            wait = self.reconnect_wait if name in self._seen else self.first_wait
+            deadline = time.monotonic() + wait
             while True:
                 connection = self._connections.get(name)
                 if connection is not None and not connection.leased:
@@ -646,7 +661,7 @@ class Listener:
                     raise EngineStartError(
                         f"remote engine {name!r} is "
                         + ("playing another game" if busy else "not connected")
-                        + f" after {self.reconnect_wait:g}s",
+                        + f" after {wait:g}s",
                         name=name,
                     )
                 self._cond.wait(left)
@@ -746,6 +761,7 @@ class Listener:
                     await ws.close(code=1008, message=b"connected already")
                     return ws
                 self._connections[name] = connection
+                self._seen.add(name)
                 self._cond.notify_all()
             log.info("remote engine %r connected from %s", name, peer)
             pinger = asyncio.create_task(self._ping(connection))

@@ -129,10 +129,13 @@ def test_listen_addresses_and_remote_names() -> None:
         EngineSpec.parse("remote:al ice")
 
 
-def test_a_latency_margin_widens_a_remote_engine_s_margin_only() -> None:
-    spec = EngineSpec.parse("remote:alice", latency_margin=0.25)
+def test_a_latency_margin_widens_a_remote_engine_s_margin_only(listener: Listener) -> None:
+    listener.latency_margin = 0.25
+    spec = EngineSpec.parse("remote:alice")
     assert EnginePlayer(spec, CONTROL).control.margin == pytest.approx(CONTROL.margin + 0.25)
     assert EnginePlayer(EngineSpec.parse("simple"), CONTROL).control.margin == CONTROL.margin
+    assert EngineSpec(("remote:alice",)).remote == "alice"  # as a tournament's config makes it
+    assert EngineSpec(("remote:alice", "x")).remote is None
 
 
 # -- connecting ------------------------------------------------------------------------------
@@ -221,7 +224,7 @@ def test_a_dropped_connection_is_a_crash_and_the_engine_may_come_back(
 
 
 def test_a_remote_engine_that_is_not_connected_cannot_start(listener: Listener) -> None:
-    listener.reconnect_wait = 0.2
+    listener.first_wait = 0.2  # bob has never connected
     player = EnginePlayer(EngineSpec.parse("remote:bob"), CONTROL)
     with pytest.raises(PlayerFault, match=r"remote engine 'bob' is not connected after 0\.2s"):
         player.start()
@@ -433,7 +436,8 @@ def test_a_slow_link_holds_a_move_limit_only_with_a_latency_margin(
         client(link.url, TOKENS["alice"])
         listener.wait_for(["alice"], 30)
         control = TimeControl.parse("inf", move=0.1, margin=0.0)
-        spec = EngineSpec.parse("remote:alice", latency_margin=margin)
+        listener.latency_margin = margin
+        spec = EngineSpec.parse("remote:alice")
         player = EnginePlayer(spec, control)
         try:
             player.start()
