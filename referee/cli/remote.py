@@ -23,6 +23,7 @@ from referee.cli.options import SECONDS, _margin
 if TYPE_CHECKING:
     import ssl
 
+    from referee.api import TournamentStart
     from referee.seat.player import EngineSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -124,6 +125,19 @@ class RemoteOptions:
                         latency = listener.latency(name)
                         if latency is not None:
                             click.echo(f"remote:{name}: {latency}", err=True)
+
+    def checked(
+        self, on_start: Callable[[TournamentStart], None]
+    ) -> Callable[[TournamentStart], None]:
+        """``on_start`` for a tournament, after the refusal of what remote engines cannot do
+        yet (several games at once, a Dask cluster), from its settings in force."""
+
+        def start(run: TournamentStart) -> None:
+            if any(spec.remote is not None for spec in run.config.specs()):
+                check_together(run.config.concurrency, run.cluster)
+            on_start(run)
+
+        return start
 
     def _ssl(self) -> ssl.SSLContext | None:
         if self.tls is None:

@@ -33,6 +33,7 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.cluster.address import DaskError
 from referee.defaults import FOLDER_FILES, FORMATS
@@ -170,6 +171,7 @@ TOURNAMENT_FOLDER = OutputPath(folder=True, files=FOLDER_FILES)
     is_flag=True,
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
+@remote_options()
 def tournament(
     config: str | None,
     resume: str | None,
@@ -198,6 +200,7 @@ def tournament(
     html_out: str | None = None,
     serve: Address | None = None,
     serve_for: float | None = None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
 
@@ -240,7 +243,7 @@ def tournament(
     lost = False  # a second Ctrl-C: the games in progress were dropped
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with interrupts(defer_first=True) as signals:
+    with remote.listening(quiet=quiet), interrupts(defer_first=True) as signals:  # remote = "NAME"
         shown = _Progress(quiet, on_last=signals.over, verbose=verbose)
         try:
             standings = api.play_tournament(
@@ -267,7 +270,7 @@ def tournament(
                 affinity=affinity,
                 html=html_out,
                 serve=None if live is None else live.page,
-                on_start=shown.start,
+                on_start=remote.checked(shown.start),  # remote engines: one game at a time
                 on_game=shown.game,
                 on_warning=_warn,
                 stop=signals,

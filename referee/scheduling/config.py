@@ -35,7 +35,7 @@ from referee.cluster.address import parse_address
 from referee.defaults import FORMATS
 from referee.outputs import UnsafeOutput, check_folder
 from referee.seat.clock import DEFAULT_MARGIN, TimeControl, TimeControlError, duration
-from referee.seat.player import EngineSpec
+from referee.seat.player import REMOTE, EngineSpec, EngineSpecError, remote_name
 from referee.seat.sandbox import Limits, Policy, SandboxMode
 
 log = logging.getLogger(__name__)
@@ -245,6 +245,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
 _ENGINE_KEYS: Final[dict[str, str]] = {
     "name": "str",
     "command": "command",
+    "remote": "str",  # remote = "NAME": a bot that connects (referee.seat.remote)
     "cwd": "str",
     "options": "table",
     "tc": "tc",
@@ -618,7 +619,7 @@ def _engine(
         if find and not os.path.isdir(cwd):
             problems.add(f"{at}cwd {cwd} is not a directory")
             usable = False
-    program = command[0] if isinstance(command, tuple) else None
+    program = command[0] if isinstance(command, tuple) and "remote" not in table else None
     if find and usable and program is not None and not _findable(program, cwd):
         problems.add(
             f"{at}cannot find the program {program!r}: it is not a built-in engine"
@@ -671,6 +672,11 @@ def _engine(
 
 def _command(table: Mapping[str, Any], at: str) -> str | tuple[str, ...]:
     """An engine's command: a built-in's name, or its argv."""
+    if "remote" in table:  # remote:NAME, an argv of one word (referee.seat.player.EngineSpec)
+        try:
+            return (REMOTE + remote_name(REMOTE + table["remote"]),)
+        except EngineSpecError as exc:
+            raise ConfigError(f"{at}remote: {exc}") from None
     if "command" not in table:
         raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
     raw_command = table["command"]

@@ -273,3 +273,65 @@ def test_the_python_api_plays_a_remote_engine_as_any_other(start: Start) -> None
     local = play_match(["simple", "random"], games=2, seed=5, tc="inf", sandbox="off")
     assert remote.names == local.names == ("Simple", "Random")
     assert remote.games == local.games
+
+
+CUP = """
+format = "round-robin"
+games = 2
+seed = 3
+tc = "inf"
+sandbox = "off"
+{concurrency}
+
+[[engines]]
+name = "alice"
+{alice}
+
+[[engines]]
+command = "simple"
+
+[[engines]]
+command = "random"
+"""
+
+
+def test_a_tournament_of_remote_and_local_engines_records_as_a_local_one(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    from referee.results.store import RECORDS_NAME
+
+    remote_cup, local_cup = tmp_path / "remote.toml", tmp_path / "local.toml"
+    remote_cup.write_text(CUP.format(concurrency="", alice='remote = "alice"'))
+    local_cup.write_text(CUP.format(concurrency="", alice='command = "simple"'))
+    referee = start([*GINREF, "tournament", str(remote_cup), "--output", str(tmp_path / "r"),
+                     "--listen", "127.0.0.1:0", "--tokens", str(tokens), "-q"])
+    url, said = _listening(referee)
+    assert "for alice, bob " in said[-1]  # a tournament listens for every name of its tokens
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    assert "alice" in out and "remote:alice: round trip" not in err  # -q
+    subprocess.run(
+        [*GINREF, "tournament", str(local_cup), "--output", str(tmp_path / "l"), "-q"],
+        cwd=ROOT, check=True, capture_output=True, timeout=120, preexec_fn=_die_with_the_test,
+    )
+    remote = (tmp_path / "r" / RECORDS_NAME).read_text()
+    assert '.Command "remote:alice"]' in remote and ".Latency " in remote
+    assert _commands_apart(remote) == _commands_apart((tmp_path / "l" / RECORDS_NAME).read_text())
+
+
+def test_a_tournament_of_remote_engines_plays_one_game_at_a_time(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    """Refused before game 1 (once the engines are checked: the config's concurrency is
+    known then)."""
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="concurrency = 2", alice='remote = "alice"'))
+    referee = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "r"),
+                     "--listen", "127.0.0.1:0", "--tokens", str(tokens)])
+    url, _ = _listening(referee)
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    _, err = referee.communicate(timeout=120)
+    assert referee.returncode == 2
+    assert "remote engines play one game at a time" in err
+    assert "game 1:" not in err
