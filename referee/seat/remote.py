@@ -468,7 +468,9 @@ def connect_remote(
     listener = _ACTIVE
     if listener is None:
         raise EngineStartError(
-            f"remote engine {name!r}: the referee is not listening (--listen)", name=name
+            f"remote engine {name!r}: the referee is not listening for remote engines"
+            " (--tokens FILE, --listen [HOST:]PORT)",
+            name=name,
         )
     return listener.open_session(name, on_line)
 
