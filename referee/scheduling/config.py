@@ -619,7 +619,8 @@ def _engine(
         if find and not os.path.isdir(cwd):
             problems.add(f"{at}cwd {cwd} is not a directory")
             usable = False
-    program = command[0] if isinstance(command, tuple) and "remote" not in table else None
+    program = command[0] if isinstance(command, tuple) else None
+    program = None if program is not None and program.startswith(REMOTE) else program  # remote
     if find and usable and program is not None and not _findable(program, cwd):
         problems.add(
             f"{at}cannot find the program {program!r}: it is not a built-in engine"

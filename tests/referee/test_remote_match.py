@@ -37,6 +37,7 @@ Start = Callable[..., subprocess.Popen[str]]
 
 
 def _die_with_the_test() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a run in the background inherits it ignored
     with suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
@@ -335,3 +336,33 @@ def test_a_tournament_of_remote_engines_plays_one_game_at_a_time(
     assert referee.returncode == 2
     assert "remote engines play one game at a time" in err
     assert "game 1:" not in err
+
+
+def test_a_tournament_with_a_remote_engine_resumes(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    from referee.results.store import RECORDS_NAME
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="", alice='remote = "alice"').replace(
+        "games = 2", "games = 10"))
+    out = tmp_path / "r"
+    referee = start([*GINREF, "tournament", str(cup), "--output", str(out), "--listen",
+                     "127.0.0.1:0", "--tokens", str(tokens)])
+    url, _ = _listening(referee)
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    assert referee.stderr is not None
+    while "game 2:" not in (line := referee.stderr.readline()):
+        assert line, "ginref ended before game 2"
+    referee.send_signal(signal.SIGINT)
+    _, err = referee.communicate(timeout=60)
+    assert referee.returncode == 130, err
+    resumed = start([*GINREF, "tournament", "--resume", str(out), "--listen", "127.0.0.1:0",
+                     "--tokens", str(tokens), "-q"])
+    url, _ = _listening(resumed)
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    stdout, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert "30 of 30 games played" in stdout
+    records = (out / RECORDS_NAME).read_text()
+    assert records.count("[Event ") == 30
