@@ -345,7 +345,7 @@ def test_a_tournament_with_a_remote_engine_resumes(
 
     cup = tmp_path / "cup.toml"
     cup.write_text(CUP.format(concurrency="", alice='remote = "alice"').replace(
-        "games = 2", "games = 10"))
+        "games = 2", "games = 4"))
     out = tmp_path / "r"
     referee = start([*GINREF, "tournament", str(cup), "--output", str(out), "--listen",
                      "127.0.0.1:0", "--tokens", str(tokens)])
@@ -363,6 +363,6 @@ def test_a_tournament_with_a_remote_engine_resumes(
     start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
     stdout, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
-    assert "30 of 30 games played" in stdout
+    assert "12 of 12 games played" in stdout
     records = (out / RECORDS_NAME).read_text()
-    assert records.count("[Event ") == 30
+    assert records.count("[Event ") == 12
