@@ -155,7 +155,10 @@ class _Relay:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), grace)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):  # its whole group, what it started included
+                os.killpg(process.pid, signal.SIGKILL)
+            elif process.returncode is None:  # Windows: the engine alone
+                process.kill()
         await process.wait()
         if reader is not None:
             with contextlib.suppress(Exception):
