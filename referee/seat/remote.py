@@ -19,7 +19,9 @@ if any, is then a crash ruling, as for an engine whose process died).
 Bounds: a message is at most ``line_limit`` + ``_SLACK`` bytes (aiohttp closes the connection
 on a longer one, before reading it whole); a connection holds at most ``_PENDING`` bytes of
 lines not yet read by its seat, beyond which it stops reading the socket (TCP then slows the
-client down, as a full pipe slows a local engine); ``max_clients`` connections at once.
+client down, as a full pipe slows a local engine); ``OPEN_CAP`` connections are open at once
+(one more is closed at once), each with ``HEADER_TIMEOUT`` seconds to complete its opening
+request, and ``MAX_CLIENTS`` of them authenticated.
 
 Clocks stay the referee's: a move's time runs from the moment its ``go`` is handed to the
 loop to the moment its answer is taken from the connection. Every ``PING_EVERY`` seconds the
@@ -90,6 +92,12 @@ that engine's lines."""
 RECONNECT_WAIT: Final = 10.0
 """Seconds a seat waits for its engine to connect (again) during a match."""
 MAX_CLIENTS: Final = 64
+"""Authenticated connections at once."""
+OPEN_CAP: Final = 256
+"""Connections open at once, authenticated or not: one more is closed at once, so that no
+crowd of clients can take the files and pipes the games need."""
+HEADER_TIMEOUT: Final = 10.0
+"""Seconds a new connection has to complete its opening request (TLS included)."""
 TOKEN_MIN: Final = 16
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SLACK: Final = 1024
@@ -510,6 +518,8 @@ class Listener:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
+        self._server: asyncio.Server | None = None
+        self._gate: _Gate | None = None
         self._clients = 0
         self._previous: Listener | None = None
 
@@ -561,16 +571,17 @@ class Listener:
         app.router.add_get("/{path:.*}", self._handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, backlog=128)
+        assert runner.server is not None
+        gate = _Gate(runner.server, OPEN_CAP, HEADER_TIMEOUT)
         try:
-            await site.start()
+            server = await asyncio.get_running_loop().create_server(
+                gate, self.host, self.port, ssl=self.ssl_context, backlog=128
+            )
         except BaseException:
             await runner.cleanup()
             raise
-        self._runner = runner
-        addresses = runner.addresses
-        if addresses:
-            self.port = int(addresses[0][1])
+        self._runner, self._server, self._gate = runner, server, gate
+        self.port = int(server.sockets[0].getsockname()[1])
 
     def close(self) -> None:
         """Say ``bye`` to every client, close their connections and stop the server."""
@@ -591,6 +602,8 @@ class Listener:
                 await asyncio.wait_for(
                     connection.ws.close(code=1001, message=b"the run is over"), 2
                 )
+        if self._server is not None:
+            self._server.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -739,6 +752,8 @@ class Listener:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import WSMsgType, web
 
+        if self._gate is not None:
+            self._gate.started(request.transport)
         name = self._who(request.headers.get("Authorization", ""))
         peer = request.remote or "?"
         if name is None:
@@ -854,6 +869,72 @@ class Listener:
                 with contextlib.suppress(Exception):
                     await connection.send(control=f"ping {connection.next_ping}")
             await asyncio.sleep(PING_EVERY)
+
+
+class _Gated(asyncio.Protocol):
+    """One connection: aiohttp's protocol (``inner``), counted by the gate, and dropped when
+    it has not completed its opening request in time."""
+
+    def __init__(self, gate: _Gate, inner: asyncio.Protocol) -> None:
+        self.gate = gate
+        self.inner = inner
+        self.transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.gate.waiting[transport] = asyncio.get_running_loop().call_later(
+            self.gate.header_timeout, transport.abort  # type: ignore[attr-defined]
+        )
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.gate.count -= 1
+        if self.transport is not None:
+            self.gate.started(self.transport)
+        self.inner.connection_lost(exc)
+
+
+class _Closed(asyncio.Protocol):
+    """A connection over the cap: closed at once."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.close()
+
+
+class _Gate:
+    """The server's protocol factory: aiohttp's, behind a cap on the connections open at
+    once and a deadline for each one's opening request (``started`` lifts it)."""
+
+    def __init__(self, server: web.Server, cap: int, header_timeout: float) -> None:
+        self.server = server
+        self.cap = cap
+        self.header_timeout = header_timeout
+        self.count = 0
+        self.waiting: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
+
+    def __call__(self) -> asyncio.BaseProtocol:
+        if self.count >= self.cap:
+            return _Closed()
+        self.count += 1
+        return _Gated(self, self.server())
+
+    def started(self, transport: asyncio.BaseTransport | None) -> None:
+        if transport is not None:
+            waiting = self.waiting.pop(transport, None)
+            if waiting is not None:
+                waiting.cancel()
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:

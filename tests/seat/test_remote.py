@@ -522,3 +522,31 @@ def test_an_address_in_use_is_refused_in_one_line(listener: Listener) -> None:
 
     with pytest.raises(RefereeError, match=rf"^cannot listen on 127\.0\.0\.1:{listener.port}: "):
         Listener(TOKENS, "127.0.0.1", listener.port).start()
+
+
+def test_silent_connections_are_dropped_and_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connection that does not complete its opening request in time is dropped; beyond
+    the cap, a new one is closed at once; a client that authenticates still gets in."""
+    import socket
+
+    from referee.seat import remote
+
+    monkeypatch.setattr(remote, "HEADER_TIMEOUT", 0.5)
+    monkeypatch.setattr(remote, "OPEN_CAP", 5)
+    with Listener(TOKENS) as listener:
+        silent = [socket.create_connection(("127.0.0.1", listener.port)) for _ in range(5)]
+        try:
+            extra = socket.create_connection(("127.0.0.1", listener.port))
+            extra.settimeout(5)
+            assert extra.recv(1) == b""  # over the cap: closed at once
+            extra.close()
+            for sock in silent:
+                sock.settimeout(5)
+                started = time.monotonic()
+                assert sock.recv(1) == b""  # dropped at the deadline
+                assert time.monotonic() - started < 2
+        finally:
+            for sock in silent:
+                sock.close()
+        closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], ["ping"]))
+        assert closed and closed_with == 1008  # authenticated (then cut off for its line)
