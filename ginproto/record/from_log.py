@@ -123,6 +123,8 @@ def record_from_log(
             Header(f"Player{p}.Version", info.version),
             Header(f"Player{p}.Command", info.command),
         ]
+        if info.latency:  # a remote engine's
+            items.append(Header(f"Player{p}.Latency", info.latency))
         for key, value in info.options:
             if "=" in key:
                 raise RecordWriteError(f"an option name must not contain '=': {key!r}")

@@ -446,6 +446,7 @@ class GameRecord:
                     self.header(f"Player{p}.Version") or "",
                     self.header(f"Player{p}.Command") or "",
                     tuple(options),
+                    self.header(f"Player{p}.Latency") or "",
                 )
             )
         return out
@@ -453,9 +454,11 @@ class GameRecord:
 
 @dataclass(frozen=True, slots=True)
 class EngineInfo:
-    """What a record says about one player: name, version, command line, options."""
+    """What a record says about one player: name, version, command line, options; for a
+    remote engine, the round trips measured to it (``MEDIAN WORST PINGS``, in ms)."""
 
     name: str
     version: str = ""
     command: str = ""
     options: tuple[tuple[str, str], ...] = ()
+    latency: str = ""

@@ -17,6 +17,7 @@ from referee.cli.options import (
     sandboxed,
     timeout_options,
 )
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
 
 if TYPE_CHECKING:
     from referee.seat.check import CheckResult
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 @env_option(numbered=False)
 @click.option("--verbose", is_flag=True, help="Show the protocol lines of the failing checks.")
 @sandbox_options()
+@remote_options()
 def check(
     engine: tuple[str, ...],
     move_timeout: float,
@@ -50,6 +52,7 @@ def check(
     limits: tuple[str, ...],
     network: bool,
     readable: tuple[str, ...],
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Check that ENGINE speaks the protocol (spec/PROTOCOL.md), as fastchess --compliance.
 
@@ -60,6 +63,10 @@ def check(
     otherwise.
 
         ginref check "python3 mybot.py" --move-timeout 2
+
+    remote:NAME checks the engine of whoever connects with NAME's token (gin-connect):
+
+        ginref check remote:alice --listen 127.0.0.1:9000 --tokens tokens.toml
     """
     from referee.seat.check import CHECKS, run_checks  # imported only when it runs
 
@@ -74,13 +81,14 @@ def check(
         _show(result, verbose)
 
     try:
-        run_checks(
-            spec,
-            move_timeout=move_timeout,
-            startup_timeout=startup_timeout,
-            time_margin=time_margin,
-            on_result=show,
-        )
+        with remote.seats((spec,)) as (spec,):  # a remote engine: listened for, waited for
+            run_checks(
+                spec,
+                move_timeout=move_timeout,
+                startup_timeout=startup_timeout,
+                time_margin=time_margin,
+                on_result=show,
+            )
     except KeyboardInterrupt:  # the checks done so far are shown; the engine is stopped
         failed = sum(1 for r in results if not r.ok)
         tally = f": {len(results) - failed} passed, {failed} failed" if results else ""

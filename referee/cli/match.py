@@ -31,6 +31,7 @@ from referee.cli.options import (
     sandbox_options,
     timeout_options,
 )
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.errors import RefereeError, ReportError
 
@@ -161,6 +162,7 @@ class SprtNumber(click.ParamType[float]):
     help="Show the last lines of an engine's stderr under each of its forfeits.",
 )
 @as_value("outputs", outputs_value, "record", "debug_log", "stderr_dir", "html_out")
+@remote_options()
 def match(
     engines: tuple[str, ...],
     variant: str | None,
@@ -190,6 +192,7 @@ def match(
     verbose: bool = False,
     serve: Address | None = None,
     serve_for: float | None = None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Play a match between two engines (three for the three-player game).
 
@@ -202,6 +205,10 @@ def match(
         ginref match "python3 mybot.py" simple --tc 60+0.5 --record games.gin
 
         ginref match simple random --games 10000 --dask tcp://scheduler:8786
+
+    remote:NAME is the engine of whoever connects with NAME's token (gin-connect):
+
+        ginref match remote:alice simple --listen 127.0.0.1:9000 --tokens tokens.toml
 
     --serve PORT shows the match live in a browser (http://127.0.0.1:PORT/), and keeps the
     page up after the last game until Ctrl-C, or for --serve-for SECONDS (0: the command
@@ -238,7 +245,8 @@ def match(
         "affinity": affinity,
         "dask": dask,
     }
-    _play(specs, settings, _Progress(games, quiet, verbose), as_json, serve, serve_for)
+    shown = _Progress(games, quiet, verbose)
+    _play(specs, settings, shown, as_json, serve, serve_for, remote)
 
 
 def _play(
@@ -248,9 +256,11 @@ def _play(
     as_json: bool,
     serve: Address | None,
     serve_for: float | None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Play the match (`referee.api.play_match` with ``settings``), showing its progress,
-    then print its results; a live page stays up after it with ``serve``."""
+    then print its results; a live page stays up after it with ``serve``, and the remote
+    engines (``remote:NAME``) are waited for before it."""
     from referee import api
 
     games, verbose = shown.games, shown.verbose
@@ -258,7 +268,10 @@ def _play(
     live = None if serve is None else Live(serve)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with interrupts(defer_first=False) as signals:
+    seats = remote.seats(
+        specs, concurrency=settings["concurrency"], dask=settings["dask"], quiet=shown.quiet
+    )
+    with seats as specs, interrupts(defer_first=False) as signals:  # remote engines: waited for
         try:
             result = api.play_match(
                 specs,

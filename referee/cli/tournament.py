@@ -37,6 +37,7 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.defaults import FOLDER_FILES, FORMATS
 from referee.errors import DaskError, RefereeError, ReportError
@@ -182,6 +183,7 @@ def _outputs(stderr_dir: str | None, html: str | None) -> Outputs:
 )
 @as_value("clock", clock_value, *CLOCK_OPTIONS)
 @as_value("outputs", _outputs, "stderr_dir", "html_out")
+@remote_options()
 def tournament(
     config: str | None,
     resume: str | None,
@@ -206,6 +208,7 @@ def tournament(
     verbose: bool,
     serve: Address | None = None,
     serve_for: float | None = None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Run a tournament from a CONFIG file (TOML), or resume one with --resume DIR.
 
@@ -256,7 +259,8 @@ def tournament(
         "affinity": affinity,
     }
     where = {"output": output, "resume": False if resume is None else resume}
-    _run(config, where | settings, _Progress(quiet, verbose=verbose), as_json, serve, serve_for)
+    shown = _Progress(quiet, verbose=verbose)
+    _run(config, where | settings, shown, as_json, serve, serve_for, remote)
 
 
 def _run(
@@ -266,9 +270,11 @@ def _run(
     as_json: bool,
     serve: Address | None,
     serve_for: float | None,
+    remote: RemoteOptions = NO_REMOTE,
 ) -> None:
     """Play the tournament (`referee.api.play_tournament` with ``arguments``), showing its
-    progress, then print its standings; a live page stays up after it with ``serve``."""
+    progress, then print its standings; a live page stays up after it with ``serve``, and
+    the remote engines (``remote = "NAME"``) connect to the listener held for it."""
     import sqlite3
 
     from referee import api
@@ -280,14 +286,14 @@ def _run(
     lost = False  # a second Ctrl-C: the games in progress were dropped
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with interrupts(defer_first=True) as signals:
+    with remote.listening(quiet=shown.quiet), interrupts(defer_first=True) as signals:
         shown.on_last = signals.over
         try:
             standings = api.play_tournament(
                 config,
                 **arguments,
                 serve=None if live is None else live.page,
-                on_start=shown.start,
+                on_start=remote.checked(shown.start),  # remote engines: one game at a time
                 on_game=shown.game,
                 on_warning=_warn,
                 stop=signals,

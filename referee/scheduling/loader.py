@@ -37,6 +37,7 @@ from referee.scheduling.config import (
     check_size,
 )
 from referee.seat.clock import TimeControlError
+from referee.seat.player import REMOTE, EngineSpecError, remote_name
 from referee.seat.sandbox import Limits, SandboxMode
 from referee.settings import (
     API_WORDS,
@@ -78,6 +79,7 @@ _TOP_KEYS: Final[dict[str, str]] = {
 _ENGINE_KEYS: Final[dict[str, str]] = {
     "name": "str",
     "command": "command",
+    "remote": "str",  # remote = "NAME": a bot that connects (referee.seat.remote)
     "cwd": "str",
     "options": "table",
     "tc": "tc",
@@ -483,6 +485,7 @@ def _engine(
             problems.add(f"{at}cwd {cwd} is not a directory")
             usable = False
     program = command[0] if isinstance(command, tuple) else None
+    program = None if program is not None and program.startswith(REMOTE) else program  # remote
     if find and usable and program is not None and not _findable(program, cwd):
         problems.add(
             f"{at}cannot find the program {program!r}: it is not a built-in engine"
@@ -535,6 +538,11 @@ def _engine(
 
 def _command(table: Mapping[str, Any], at: str) -> str | tuple[str, ...]:
     """An engine's command: a built-in's name, or its argv."""
+    if "remote" in table:  # remote:NAME, an argv of one word (referee.seat.player.EngineSpec)
+        try:
+            return (REMOTE + remote_name(REMOTE + table["remote"]),)
+        except EngineSpecError as exc:
+            raise ConfigError(f"{at}remote: {exc}") from None
     if "command" not in table:
         raise ConfigError(f"{at}command is missing (a built-in name or a command line)")
     raw_command = table["command"]

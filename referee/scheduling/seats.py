@@ -222,6 +222,7 @@ class EngineSeats:
             version=engine.id.version or "",
             command=shlex.join(engine.spec.argv),
             options=engine.spec.options,
+            latency=engine.latency,  # a remote engine's round trips
         )
 
     def close(self) -> None:

@@ -39,6 +39,10 @@ from referee.seat.diagnose import command_problem, start_hint
 from referee.seat.player import EnginePlayer, EngineSpec
 from referee.seat.preflight import builtin_hint, option_problem
 from referee.seat.process import EngineError, EngineProcess, EngineTimeout
+from referee.seat.remote import RemoteTransport, connect_remote
+
+_Process = EngineProcess | RemoteTransport
+"""What the battery talks to: the engine's process, or a session of a remote engine."""
 
 log = logging.getLogger(__name__)
 
@@ -179,14 +183,14 @@ class _Session:
         self.start_failures = 0
         self.broken: str | None = None  # why no check can run any more
         # The process the current check has talked to: if it dies, the check fails.
-        self.in_check: EngineProcess | None = None
+        self.in_check: _Process | None = None
 
     def hook(self, direction: str, line: str) -> None:
         arrow = {"to": ">", "from": "<"}.get(direction, "!")
         self.lines.append(f"{arrow} {line}")
 
     # -- the process ------------------------------------------------------------------------
-    def ensure(self) -> EngineProcess:
+    def ensure(self) -> _Process:
         """The running engine process, started (handshake and options included) if need be."""
         if self.broken is not None:
             raise _Fail(f"not run: {self.broken}")
@@ -204,7 +208,7 @@ class _Session:
                 raise
             self.start_failures = 0
         process = self.player.process
-        assert isinstance(process, EngineProcess), "the battery checks a real process"
+        assert isinstance(process, EngineProcess | RemoteTransport), "a real engine, or remote"
         self.in_check = process
         return process
 
@@ -279,7 +283,7 @@ class _Session:
             if move is not None:
                 return move
 
-    def _read(self, process: EngineProcess, deadline: float, late: str) -> str:
+    def _read(self, process: _Process, deadline: float, late: str) -> str:
         try:
             return process.read_line(max(deadline - time.monotonic(), 0.0))
         except EngineTimeout:
@@ -295,7 +299,7 @@ class _Session:
         return f"{line} {extra}".rstrip()
 
 
-def _with_stderr(exc: EngineError, process: EngineProcess) -> str:
+def _with_stderr(exc: EngineError, process: _Process) -> str:
     """The error, with the end of the engine's standard error once it has all arrived."""
     process.close(grace=0.0)
     tail = process.stderr_tail.strip()
@@ -327,27 +331,35 @@ def _check_handshake(s: _Session) -> str:
     ignores malformed ``id`` and ``option`` lines."""
     started = time.monotonic()
     env = dict(s.spec.env)
-    problem = command_problem(s.spec.argv, s.spec.cwd, env)
+    remote = s.spec.remote
+    problem = None if remote is not None else command_problem(s.spec.argv, s.spec.cwd, env)
     if problem is not None:
         s.broken = "the engine cannot be started"
         raise _Fail(problem)
 
     def hint(heard: bool, timed_out: bool) -> str:
+        if remote is not None:  # its program runs on its author's machine
+            return ""
         argv, cwd = s.spec.argv, s.spec.cwd
         return start_hint(argv, process.stderr_tail, heard, timed_out=timed_out, cwd=cwd, env=env)
 
+    process: _Process
     try:
-        process = EngineProcess.start(
-            list(s.spec.argv),
-            cwd=s.spec.cwd,
-            env=dict(s.spec.env),
-            name=s.spec.label,
-            on_line=s.hook,
-            sandbox=s.spec.policy,
-        )
+        if remote is not None:
+            process = connect_remote(remote, on_line=s.hook)
+        else:
+            process = EngineProcess.start(
+                list(s.spec.argv),
+                cwd=s.spec.cwd,
+                env=dict(s.spec.env),
+                name=s.spec.label,
+                on_line=s.hook,
+                sandbox=s.spec.policy,
+            )
     except EngineError as exc:
         s.broken = "the engine cannot be started"
-        raise _Fail(f"cannot start: {exc}{builtin_hint(s.spec)}") from None
+        hinted = "" if remote is not None else builtin_hint(s.spec)
+        raise _Fail(f"cannot start: {exc}{hinted}") from None
     try:
         try:
             process.send(str(proto.Gin()))
@@ -368,7 +380,7 @@ def _check_handshake(s: _Session) -> str:
 
 
 def _handshake_replies(
-    s: _Session, process: EngineProcess, deadline: float, hint: Callable[[bool, bool], str]
+    s: _Session, process: _Process, deadline: float, hint: Callable[[bool, bool], str]
 ) -> tuple[str | None, int, list[str]]:
     """The engine's lines after ``gin``, up to its ``ginok``: the name it gave, how many
     options it declared and the problems seen. ``hint(heard, timed_out)`` says what may be

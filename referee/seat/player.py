@@ -69,6 +69,23 @@ class EngineSpecError(ValueError):
     """An engine argument that names no built-in engine and is no usable command line."""
 
 
+REMOTE = "remote:"
+
+
+def remote_name(text: str) -> str:
+    """The NAME of ``remote:NAME`` (`EngineSpecError` unless it is a plain word, as the
+    tokens file's names are)."""
+    from referee.seat.remote import NAME_PATTERN
+
+    name = text.removeprefix(REMOTE)
+    if not NAME_PATTERN.fullmatch(name):
+        raise EngineSpecError(
+            f"{text[:80]!r}: a remote engine's name is letters, digits, '_', '.' and '-' (at"
+            " most 64)"
+        )
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class EngineSpec:
     """How to start an engine: argv (never run through a shell), working directory,
@@ -89,6 +106,9 @@ class EngineSpec:
         """A built-in name (``random``, ``simple``...) or a command line, split as a shell
         would split it (``"node engines/simple.js"``) but never run through one."""
         text = text.strip()
+        if text.startswith(REMOTE):
+            remote_name(text)  # checked
+            return cls((text,), **kwargs)  # type: ignore[arg-type]
         if text in BUILTIN:
             return cls(tuple(BUILTIN[text]), **kwargs)  # type: ignore[arg-type]
         try:
@@ -98,6 +118,15 @@ class EngineSpec:
         if not argv:
             raise EngineSpecError("an engine needs a built-in name or a command line")
         return cls(argv, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def remote(self) -> str | None:
+        """NAME, for ``remote:NAME`` (an argv of that one word): the engine of the client
+        that connects with NAME's token (``referee.seat.remote``); else None."""
+        argv = self.argv
+        if len(argv) == 1 and argv[0].startswith(REMOTE):
+            return argv[0].removeprefix(REMOTE)
+        return None
 
     @property
     def label(self) -> str:
@@ -148,8 +177,13 @@ def spawn(
     stderr_path: str | None = None,
     line_limit: int = 1 << 20,
     on_line: LineHook | None = None,
-) -> EngineProcess:
-    """Start the engine's process, in its sandbox (``EngineError`` if it cannot start)."""
+) -> Transport:
+    """Start the engine's process, in its sandbox (``EngineError`` if it cannot start); for a
+    remote engine, a session of it through the listener (``referee.seat.remote``)."""
+    if spec.remote is not None:
+        from referee.seat.remote import connect_remote
+
+        return connect_remote(spec.remote, line_limit=line_limit, on_line=on_line)
     return EngineProcess.start(
         list(spec.argv),
         cwd=spec.cwd,
@@ -179,6 +213,10 @@ class EnginePlayer:
     ) -> None:
         self.spec = spec
         self.control = spec.control or control
+        if spec.remote is not None:  # its lines cross a network both ways
+            from referee.seat.remote import latency_margin
+
+            self.control = replace(self.control, margin=self.control.margin + latency_margin())
         self.startup_timeout = startup_timeout
         self.stderr_path = stderr_path
         self.on_line = on_line
@@ -205,6 +243,16 @@ class EnginePlayer:
     @property
     def name(self) -> str:
         return self.spec.name or self.id.name or self.spec.label
+
+    @property
+    def latency(self) -> str:
+        """For a remote engine, the round trips measured to it as a record keeps them
+        (``referee.seat.remote``); else ``""``."""
+        if self.spec.remote is None:
+            return ""
+        from referee.seat.remote import latency_header
+
+        return latency_header(self.spec.remote)
 
     # -- lifetime --------------------------------------------------------------------------
     def launch(self) -> None:

@@ -73,7 +73,7 @@ def ready(player: EnginePlayer) -> None:
     label = _what(player.spec)
     spec = player.spec
     env = dict(spec.env)
-    problem = command_problem(spec.argv, spec.cwd, env)
+    problem = None if spec.remote is not None else command_problem(spec.argv, spec.cwd, env)
     if problem is not None:  # the whole story, in place of the system's error
         player.close()
         raise EngineNotReady(f"engine {label!r} cannot be used: {problem}")
@@ -81,6 +81,8 @@ def ready(player: EnginePlayer) -> None:
         player.start()
     except PlayerFault as fault:
         player.close()
+        if spec.remote is not None:  # its program runs elsewhere: nothing here to hint at
+            raise EngineNotReady(f"engine {label!r} cannot be used: {fault.detail}") from None
         hint = start_hint(
             spec.argv,
             player.stderr_tail,

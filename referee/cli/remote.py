@@ -1,0 +1,230 @@
+"""The options of remote engines (``remote:NAME``), shared by the commands that play them.
+
+``--listen [HOST:]PORT`` (127.0.0.1 unless a host is given), ``--tokens FILE`` (the names and
+their tokens, ``referee.seat.remote.load_tokens``), ``--latency-margin SECONDS`` (added to each
+remote move's time), ``--remote-wait SECONDS`` (how long the named engines have to connect
+before game 1) and ``--tls CERT KEY`` (serve ``wss://``). `remote_options` adds them to a
+command as one ``remote`` argument, a `RemoteOptions`; `RemoteOptions.seats` is the context
+in which the engines are listened for, waited for, played, and told ``bye``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from referee.cli.options import SECONDS, _margin
+
+if TYPE_CHECKING:
+    import ssl
+
+    from referee.api import TournamentStart
+    from referee.seat.player import EngineSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_LISTEN = "127.0.0.1:9000"
+DEFAULT_WAIT = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteOptions:
+    """What the command line says of remote engines."""
+
+    listen: str | None = None
+    tokens: str | None = None
+    latency_margin: float = 0.0
+    wait: float = DEFAULT_WAIT
+    tls: tuple[str, str] | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.listen is not None or self.tokens is not None or self.tls is not None
+
+    @contextlib.contextmanager
+    def seats(
+        self,
+        specs: Sequence[EngineSpec],
+        *,
+        concurrency: int = 1,
+        dask: str | None = None,
+        quiet: bool = False,
+    ) -> Iterator[tuple[EngineSpec, ...]]:
+        """Listen for the remote engines among ``specs`` (a match's) and wait for them before
+        game 1; inside, ``specs``. Without remote engines, nothing is listened for (and
+        remote options are a usage error)."""
+        names = [spec.remote for spec in specs if spec.remote is not None]
+        if not names:
+            if self.given:
+                raise click.UsageError(
+                    "--listen, --tokens and --tls are for remote engines (remote:NAME)"
+                )
+            yield tuple(specs)
+            return
+        check_together(concurrency, dask)
+        if len(set(names)) < len(names):
+            raise click.UsageError("each remote engine can hold one seat of a match")
+        with self.listening(names, quiet) as listener:
+            listener.wait_for(names, self.wait)
+            yield tuple(specs)
+
+    @contextlib.contextmanager
+    def listening(self, names: Sequence[str] | None = None, quiet: bool = False) -> Iterator[Any]:
+        """Inside, a `Listener` (``referee.seat.remote``) serves the engines of the tokens
+        file: ``names``, or all of them (a tournament's, named by its config), each given
+        ``--remote-wait`` seconds to connect before it first plays. Without ``--tokens``, a
+        usage error (``names``) or nothing (no names: the command plays no remote engine).
+        At the end, each engine's round trips (unless ``quiet``)."""
+        if self.tokens is None:
+            if names:
+                raise click.UsageError(
+                    "remote engines need --tokens FILE (a TOML table of names to tokens)"
+                )
+            if self.given:
+                raise click.UsageError("--listen and --tls serve remote engines: give --tokens")
+            yield None
+            return
+        from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
+
+        tokens = load_tokens(self.tokens)
+        try:
+            host, port = parse_listen(self.listen or DEFAULT_LISTEN)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--listen") from None
+        listener = Listener(
+            tokens,
+            host,
+            port,
+            first_wait=self.wait,
+            latency_margin=self.latency_margin,
+            ssl_context=self._ssl(),
+        )
+        shown = list(names) if names else sorted(tokens)
+        with listener:
+            if is_public(host) and self.tls is None:
+                click.echo(
+                    f"Warning: listening on {host}, a public address, without TLS: the tokens"
+                    " and the games cross the network in clear (--tls CERT KEY)",
+                    err=True,
+                )
+            click.echo(  # even with --quiet: the clients need the address (a port 0 chosen)
+                f"Listening on {listener.url} for {', '.join(shown)}"
+                f" (waiting up to {self.wait:g}s)",
+                err=True,
+            )
+            try:
+                yield listener
+            finally:
+                if not quiet:
+                    for name in shown:
+                        latency = listener.latency(name)
+                        if latency is not None:
+                            click.echo(f"remote:{name}: {latency}", err=True)
+
+    def checked(
+        self, on_start: Callable[[TournamentStart], None]
+    ) -> Callable[[TournamentStart], None]:
+        """``on_start`` for a tournament, after the refusal of what remote engines cannot do
+        yet (several games at once, a Dask cluster), from its settings in force."""
+
+        def start(run: TournamentStart) -> None:
+            if any(spec.remote is not None for spec in run.config.specs()):
+                check_together(run.config.concurrency, run.cluster)
+            on_start(run)
+
+        return start
+
+    def _ssl(self) -> ssl.SSLContext | None:
+        if self.tls is None:
+            return None
+        import ssl  # only when it is used: the command line starts without it
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            context.load_cert_chain(*self.tls)
+        except (OSError, ssl.SSLError) as exc:
+            raise click.BadParameter(
+                f"cannot load the certificate and key: {exc}", param_hint="--tls"
+            ) from None
+        return context
+
+
+def check_together(concurrency: int | None, dask: str | None) -> None:
+    """Refuse what remote engines cannot do yet: several games at once, a Dask cluster."""
+    if dask is not None:
+        raise click.UsageError("remote engines are not available with --dask")
+    if concurrency is not None and concurrency > 1:
+        raise click.UsageError(
+            "remote engines play one game at a time: leave out --concurrency"
+        )
+
+
+NO_REMOTE = RemoteOptions()
+"""No remote option given."""
+
+_OPTIONS = (
+    click.option(
+        "--listen",
+        metavar="[HOST:]PORT",
+        help=f"Where remote engines connect (default {DEFAULT_LISTEN}; HOST 0.0.0.0 for every"
+        " interface).",
+    ),
+    click.option(
+        "--tokens",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="The remote engines' tokens: a TOML table NAME = \"TOKEN\", readable by you only.",
+    ),
+    click.option(
+        "--latency-margin",
+        type=float,
+        callback=_margin,
+        default=0.0,
+        show_default=True,
+        help="Seconds added to each remote engine's move time, for the network.",
+    ),
+    click.option(
+        "--remote-wait",
+        type=SECONDS,
+        default=DEFAULT_WAIT,
+        show_default=True,
+        help="Seconds the remote engines have to connect before game 1.",
+    ),
+    click.option(
+        "--tls",
+        nargs=2,
+        type=click.Path(dir_okay=False, exists=True),
+        metavar="CERT KEY",
+        help="Serve remote engines over TLS (wss://) with this certificate and key.",
+    ),
+)
+
+
+def remote_options() -> Callable[[F], F]:
+    """The remote engines' options, passed to the command as ``remote``, a `RemoteOptions`."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(
+            *args: Any,
+            listen: str | None,
+            tokens: str | None,
+            latency_margin: float,
+            remote_wait: float,
+            tls: tuple[str, str] | None,
+            **kwargs: Any,
+        ) -> Any:
+            remote = RemoteOptions(listen, tokens, latency_margin, remote_wait, tls or None)
+            return command(*args, remote=remote, **kwargs)
+
+        decorated: Any = wrapper
+        for option in reversed(_OPTIONS):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
