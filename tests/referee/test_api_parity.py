@@ -22,6 +22,7 @@ import pytest
 from referee import Clock, Outputs, Sandbox, api
 from referee.cli.match import match
 from referee.cli.tournament import tournament
+from referee.seat.remote import Listener
 
 GINREF = [str(Path(sys.executable).with_name("ginref"))]
 
@@ -37,6 +38,15 @@ PRESENTATION = {
 has no parameter."""
 
 CLOCK = ("tc", "move_timeout", "startup_timeout", "time_margin")
+# Remote engines play through a Listener the caller holds around play_match or
+# play_tournament (docs/API.md), as a live page is a LivePage the caller may hold.
+REMOTE: dict[str, tuple[Callable[..., Any], str]] = {
+    "listen": (Listener, "host"),
+    "tokens": (Listener, "tokens"),
+    "latency_margin": (Listener, "latency_margin"),
+    "remote_wait": (Listener, "first_wait"),
+    "tls": (Listener, "ssl_context"),
+}
 RENAMED: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
     "match": {
         "rule": (api.play_match, "rules"),
@@ -48,6 +58,7 @@ RENAMED: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
         "limits": (Sandbox, "limits"),
         "network": (Sandbox, "network"),
         "readable": (Sandbox, "read"),
+        **REMOTE,
     },
     "tournament": {
         "fmt": (api.play_tournament, "format"),
@@ -58,6 +69,7 @@ RENAMED: dict[str, dict[str, tuple[Callable[..., Any], str]]] = {
         "sandbox": (Sandbox, "mode"),
         "no_sandbox": (Sandbox, "mode"),
         "verify": (api.verify_tournament, "directory"),
+        **REMOTE,
     },
 }
 """Options whose parameter has another name, or belongs to another function or to one of
