@@ -380,7 +380,7 @@ class _ProcessWorkers:
         self.procs = [
             ctx.Process(
                 target=_process_main,
-                args=(seats_factory, self.todo, self.done, self.quit, i),
+                args=(seats_factory, self.todo, self.done, self.quit, i, os.getpid()),
                 name=f"game-worker-{i}",
                 daemon=True,
             )
@@ -446,16 +446,18 @@ def _process_main(
     done: multiprocessing.queues.Queue[Played | BaseException | None],
     quit_event: threading.Event,
     number: int,
+    parent: int,
 ) -> None:
-    """A worker process: Ctrl-C is the referee's to handle; SIGTERM, or the referee's death,
-    ends the worker through its ``finally``, which closes every engine it started."""
+    """A worker process: Ctrl-C is the referee's to handle; SIGTERM, or the death of the
+    referee (``parent``), ends the worker through its ``finally``, which closes every engine
+    it started."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def terminate(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)
-    _die_with_parent()
+    _die_with_parent(parent)
 
     def put(item: Played | BaseException | None) -> None:
         if isinstance(item, BaseException):
@@ -475,12 +477,14 @@ def _picklable(exc: BaseException) -> BaseException:
     return exc
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to send SIGTERM to this process when its parent dies (no orphans)."""
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to send SIGTERM to this process when its parent dies (no orphans). A parent
+    that died before the request is seen by the process's parent no longer being ``parent``:
+    an orphan is adopted by PID 1, or by a subreaper (a service manager, a test run's reaper)."""
     if not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before the request
-            os.kill(os.getpid(), signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the request
+        os.kill(os.getpid(), signal.SIGTERM)

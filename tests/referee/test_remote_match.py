@@ -177,14 +177,15 @@ def test_a_tokens_file_others_may_read_is_refused_before_anything(
 
 
 def test_an_engine_that_never_connects_is_named(start: Start, tokens: Path) -> None:
+    # The wait gives alice's client time to start and connect on a busy machine.
     referee = start([*GINREF, "match", "remote:alice", "remote:bob", "--listen", "127.0.0.1:0",
-                     "--tokens", str(tokens), "--remote-wait", "1", *FAST])
+                     "--tokens", str(tokens), "--remote-wait", "5", *FAST])
     url, _ = _listening(referee)
     start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
     _, err = referee.communicate(timeout=60)
     assert referee.returncode == 1
     assert err.splitlines()[-1] == (
-        f"Error: not connected after 1s: remote:bob (the referee listens on {url})"
+        f"Error: not connected after 5s: remote:bob (the referee listens on {url})"
     )
 
 
