@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -216,15 +217,10 @@ def match(
     (exit 130).
     """
     # The game machinery is imported here, not with the command: ``ginref --help`` needs none.
-    from referee.seat.diagnose import quote_hint
     from referee.settings import Sandbox
 
     check_serve(serve, serve_for)
-    unquoted = quote_hint(engines, "match")
-    if unquoted is not None:
-        raise click.UsageError(unquoted)
-    if len(engines) not in (2, 3):
-        raise click.UsageError("give two engines (or three for the three-player game)")
+    _check_count(engines)
     rules = parse_rules(variant, rule, len(engines))  # each of these refuses a bad value
     specs = parse_engines(engines, options, names, env)
     box = Sandbox(
@@ -247,6 +243,18 @@ def match(
     }
     shown = _Progress(games, quiet, verbose)
     _play(specs, settings, shown, as_json, serve, serve_for, remote)
+
+
+def _check_count(engines: Sequence[str]) -> None:
+    """Refuse (exit 2) an engine written as two words unquoted, and a count of engines that
+    makes no match."""
+    from referee.seat.diagnose import quote_hint
+
+    unquoted = quote_hint(engines, "match")
+    if unquoted is not None:
+        raise click.UsageError(unquoted)
+    if len(engines) not in (2, 3):
+        raise click.UsageError("give two engines (or three for the three-player game)")
 
 
 def _play(
