@@ -228,7 +228,7 @@ def play_match(
             raise
         return _play_match(
             config, display, cluster, page, made, out.path("html"), on_start, on_game, stop,
-            on_over,
+            on_over, warn,
         )
 
 
@@ -331,12 +331,13 @@ def _play_match(
     on_game: Callable[[GameOutcome], None] | None,
     stop: Callable[[], bool] | None,
     on_over: Callable[[], None] | None = None,
+    warn: Warn | None = None,
 ) -> MatchResult:
     """The games of `play_match`, its engines checked and named, played on ``cluster`` or on
     local workers. ``on_over`` is called as soon as no game is being played any more, within
     the reach of the Ctrl-C handling of the games."""
     shown, watch = _match_page(page, config, display, local=cluster is None)
-    backend = _backend(cluster, config.concurrency, watch)
+    backend = _backend(cluster, config.concurrency, watch, config.engines, warn)
     if on_start is not None:
         on_start(
             MatchStart(
@@ -496,7 +497,7 @@ def play_tournament(
                 raise OutputError.cannot_write(exc) from None
             watch = None if page is None or cfg.dask is not None else page.watch(cfg.names)
             context = JobContext.of(cfg, errors, hidden)
-            backend, where = _tournament_backend(cfg, context, stack, watch)
+            backend, where = _tournament_backend(cfg, context, stack, watch, warn)
             with open_tournament(cfg, directory, resuming) as store:
                 return _play_tournament(
                     store, cfg, backend, context, directory, resuming, where, page,
@@ -901,15 +902,32 @@ def _stored(directory: str) -> dict[str, Any]:
 
 
 def _backend(
-    cluster: DaskBackend | None, concurrency: int, watch: Watch | None = None
+    cluster: DaskBackend | None,
+    concurrency: int,
+    watch: Watch | None = None,
+    specs: Sequence[EngineSpec] = (),
+    warn: Warn | None = None,
 ) -> Backend:
     """Where a match's or a tournament's games are played: on the Dask cluster, else on
-    ``concurrency`` local workers (their games in progress shown through ``watch``)."""
+    ``concurrency`` local workers (their games in progress shown through ``watch``). With
+    remote engines among ``specs``, the workers are threads (the listener is this
+    process's), and no more than each remote engine's client plays at once."""
     if cluster is not None:
         return cluster
     from referee.scheduling.backends import LocalBackend
 
-    return LocalBackend(concurrency, watch)
+    remote = [spec.remote for spec in specs if spec.remote is not None]
+    if not remote:
+        return LocalBackend(concurrency, watch)
+    from referee.seat.remote import games_at_once
+
+    at_once = games_at_once(remote, concurrency)
+    if at_once < concurrency:
+        (warn or _log_warning)(
+            f"{at_once} games at a time, not {concurrency}: a remote engine's client plays"
+            f" {at_once} at once (gin-connect --games)"
+        )
+    return LocalBackend(at_once, watch, processes=False)
 
 
 def _tournament_backend(
@@ -917,11 +935,12 @@ def _tournament_backend(
     context: JobContext,
     stack: ExitStack,
     watch: Watch | None = None,
+    warn: Warn | None = None,
 ) -> tuple[Backend, str | None]:
     """The tournament's backend (``_backend``): local workers, or the config's Dask cluster
     with every engine checked on every worker (closed with ``stack``), and its description."""
     if cfg.dask is None:
-        return _backend(None, cfg.concurrency, watch), None
+        return _backend(None, cfg.concurrency, watch, cfg.specs(), warn), None
     from referee.cluster.backend import DaskBackend
 
     cluster = stack.enter_context(DaskBackend(cfg.dask))

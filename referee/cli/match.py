@@ -276,9 +276,7 @@ def _play(
     live = None if serve is None else Live(serve)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    seats = remote.seats(
-        specs, concurrency=settings["concurrency"], dask=settings["dask"], quiet=shown.quiet
-    )
+    seats = remote.seats(specs, dask=settings["dask"], quiet=shown.quiet)
     with seats as specs, interrupts(defer_first=False) as signals:  # remote engines: waited for
         try:
             result = api.play_match(

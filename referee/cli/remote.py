@@ -51,7 +51,6 @@ class RemoteOptions:
         self,
         specs: Sequence[EngineSpec],
         *,
-        concurrency: int = 1,
         dask: str | None = None,
         quiet: bool = False,
     ) -> Iterator[tuple[EngineSpec, ...]]:
@@ -66,7 +65,7 @@ class RemoteOptions:
                 )
             yield tuple(specs)
             return
-        check_together(concurrency, dask)
+        check_together(dask)
         if len(set(names)) < len(names):
             raise click.UsageError("each remote engine can hold one seat of a match")
         with self.listening(names, quiet) as listener:
@@ -130,11 +129,11 @@ class RemoteOptions:
         self, on_start: Callable[[TournamentStart], None]
     ) -> Callable[[TournamentStart], None]:
         """``on_start`` for a tournament, after the refusal of what remote engines cannot do
-        yet (several games at once, a Dask cluster), from its settings in force."""
+        (a Dask cluster), from its settings in force."""
 
         def start(run: TournamentStart) -> None:
             if any(spec.remote is not None for spec in run.config.specs()):
-                check_together(run.config.concurrency, run.cluster)
+                check_together(run.cluster)
             on_start(run)
 
         return start
@@ -154,14 +153,11 @@ class RemoteOptions:
         return context
 
 
-def check_together(concurrency: int | None, dask: str | None) -> None:
-    """Refuse what remote engines cannot do yet: several games at once, a Dask cluster."""
+def check_together(dask: str | None) -> None:
+    """Refuse what remote engines cannot do: play on a Dask cluster (the listener is this
+    process's)."""
     if dask is not None:
         raise click.UsageError("remote engines are not available with --dask")
-    if concurrency is not None and concurrency > 1:
-        raise click.UsageError(
-            "remote engines play one game at a time: leave out --concurrency"
-        )
 
 
 NO_REMOTE = RemoteOptions()

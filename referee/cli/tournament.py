@@ -293,7 +293,7 @@ def _run(
                 config,
                 **arguments,
                 serve=None if live is None else live.page,
-                on_start=remote.checked(shown.start),  # remote engines: one game at a time
+                on_start=remote.checked(shown.start),  # remote engines: not on Dask
                 on_game=shown.game,
                 on_warning=_warn,
                 stop=signals,

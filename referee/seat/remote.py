@@ -6,19 +6,20 @@ event loop of its own, in one thread, since the games are synchronous and thread
 each client's token (``hmac.compare_digest``, against every name, so the time taken says
 nothing of which one is closest; a token is never logged), keeps at most one connection per
 name (a second is refused with 409: the first one plays until it drops, which the pings find
-out within ``DEAD_AFTER`` seconds), and lends a connection to one seat at a time.
+out within ``DEAD_AFTER`` seconds), and lends each of its games (its client says how many it
+plays at once, ``Gin-Games``) to one seat at a time.
 
 A seat's `RemoteTransport` satisfies ``referee.seat.transport.Transport``: ``start N`` begins
-session N on the client (a fresh engine process there), text messages carry the lines, and
-``close`` sends ``quit``, waits a grace period for the client's ``exited N``, then sends
-``stop N`` and lends the connection back. Lines of a session that was stopped are dropped
-until its ``exited`` arrives; a line outside any session, an unknown or malformed control
+session N on the client (a fresh engine process there), text messages (``N LINE``) carry its
+lines, and ``close`` sends ``quit``, waits a grace period for the client's ``exited N``, then
+sends ``stop N`` and gives the game back. Lines of a session that was stopped are dropped until its
+``exited`` arrives; a line of a session that does not run, an unknown or malformed control
 message, or a message longer than the line limit allows ends the connection (the seat's game,
 if any, is then a crash ruling, as for an engine whose process died).
 
 Bounds: a message is at most ``line_limit`` + ``_SLACK`` bytes (aiohttp closes the connection
 on a longer one, before reading it whole); a connection holds at most ``_PENDING`` bytes of
-lines not yet read by its seat, beyond which it stops reading the socket (TCP then slows the
+lines not yet read by its seats, beyond which it stops reading the socket (TCP then slows the
 client down, as a full pipe slows a local engine); ``OPEN_CAP`` connections are open at once
 (one more is closed at once), each with ``HEADER_TIMEOUT`` seconds to complete its opening
 request, and ``MAX_CLIENTS`` of them authenticated.
@@ -52,6 +53,8 @@ from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from ginproto.connect import GAMES_HEADER, MAX_GAMES
+from ginproto.text import plural
 from referee.errors import RefereeError
 from referee.seat.process import (
     EngineBrokenPipe,
@@ -79,6 +82,7 @@ __all__ = [
     "TokensError",
     "active",
     "connect_remote",
+    "games_at_once",
     "load_tokens",
     "parse_listen",
 ]
@@ -167,7 +171,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not sep:
         host, port = "127.0.0.1", text
     host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise ValueError(f"expected [HOST:]PORT, not {text!r}")
     return host, int(port)
 
@@ -209,6 +213,15 @@ def latency_margin() -> float:
     return 0.0 if listener is None else listener.latency_margin
 
 
+def games_at_once(names: Sequence[str], concurrency: int) -> int:
+    """How many of ``concurrency`` games a run of the remote engines ``names`` plays at once:
+    no more than each of their clients plays (`Listener.games_at_once`)."""
+    listener = _ACTIVE
+    if listener is None or not names:
+        return concurrency
+    return listener.games_at_once(names, concurrency)
+
+
 def latency_header(name: str) -> str:
     """The round trips to the remote engine ``name`` as a record keeps them, or ``""``
     (none measured, or no listener)."""
@@ -234,61 +247,84 @@ class _TooLong:
 _Item = str | _End | _TooLong
 
 
+class _Session:
+    """One session of a connection's engine: the lines its seat has not read yet (ending in
+    an ``_End`` once the session has ended) and whether it still runs."""
+
+    __slots__ = ("ended", "items", "live", "number")
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.items: deque[_Item] = deque()
+        self.live = True  # started, no exited, not stopped
+        self.ended: _End | None = None  # how it ended, as soon as it is known
+
+
 class _Connection:
-    """One authenticated client: its socket (driven by the loop thread), the lines of its
-    current session for the seat's thread, and its round trips."""
+    """One authenticated client: its socket (driven by the loop thread), the sessions it
+    plays (at most ``games`` at once), their lines for the seats' threads, and its round
+    trips."""
 
     def __init__(
-        self, name: str, ws: web.WebSocketResponse, loop: asyncio.AbstractEventLoop
+        self, name: str, ws: web.WebSocketResponse, loop: asyncio.AbstractEventLoop, games: int
     ) -> None:
         self.name = name
         self.ws = ws
         self.loop = loop
+        self.games = games
         self.lock = asyncio.Lock()  # one message at a time on the socket
         self.cond = threading.Condition()
-        self.items: deque[_Item] = deque()
-        self.pending = 0  # bytes in ``items``
+        self.sessions: dict[int, _Session] = {}  # lent to seats
+        self.pending = 0  # bytes of lines not yet read, all sessions together
         self.room = asyncio.Event()
         self.room.set()
-        self.session = 0  # the last session started
-        self.live = False  # whether ``session`` runs (started, no exited, not stopped)
-        self.ended: _End | None = None  # how ``session`` ended, as soon as it is known
+        self.last = 0  # the last session number given
         self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
         self.open = True
-        self.leased = False
         self.pings: dict[int, float] = {}
         self.next_ping = 0
 
+    @property
+    def live(self) -> bool:
+        """Whether one of its sessions runs."""
+        return any(session.live for session in self.sessions.values())
+
     # -- the loop thread ------------------------------------------------------------------
-    def push(self, item: _Item, size: int = 0) -> None:
+    def push(self, session: _Session, item: _Item, size: int = 0) -> None:
         with self.cond:
-            self.items.append(item)
+            session.items.append(item)
             self.pending += size
             if self.pending > _PENDING:
                 self.room.clear()
             self.cond.notify_all()
 
-    def end_session(self, status: str, returncode: int | None = None) -> None:
-        if self.live:
-            self.live = False
-            self.ended = _End(status, returncode)
-            self.push(self.ended)
+    def end_session(self, session: _Session, status: str, returncode: int | None = None) -> None:
+        if session.live:
+            session.live = False
+            session.ended = _End(status, returncode)
+            self.push(session, session.ended)
 
-    async def send(self, *, text: Sequence[str] = (), control: str | None = None) -> None:
+    def end_all(self, status: str) -> None:
+        for session in list(self.sessions.values()):
+            self.end_session(session, status)
+
+    async def send(
+        self, session: int | None = None, *, text: Sequence[str] = (), control: str | None = None
+    ) -> None:
         async with self.lock:
             for line in text:
-                await self.ws.send_str(line)
+                await self.ws.send_str(f"{session} {line}")
             if control is not None:
                 await self.ws.send_bytes(control.encode("ascii"))
 
     async def cut_off(self, why: str) -> None:
         """End the connection for a breach of the wire protocol."""
         log.warning("remote engine %r: cut off: %s", self.name, why)
-        self.end_session(f"was cut off: {why}")
+        self.end_all(f"was cut off: {why}")
         with contextlib.suppress(Exception):
             await self.ws.close(code=1008, message=why[:100].encode("ascii", "replace"))
 
-    # -- the seat's thread ----------------------------------------------------------------
+    # -- the seats' threads ---------------------------------------------------------------
     def call(self, coroutine: Coroutine[Any, Any, None], timeout: float) -> None:
         """Run ``coroutine`` on the loop and wait for it (`EngineTimeout` after
         ``timeout``; `EngineBrokenPipe` when the connection is gone)."""
@@ -312,18 +348,28 @@ class _Connection:
     def _cut_off_soon(self, why: str) -> None:
         self.loop.create_task(self.cut_off(why))
 
-    def take(self, timeout: float) -> _Item | None:
+    def take(self, session: _Session, timeout: float) -> _Item | None:
         with self.cond:
-            if not self.items and timeout > 0:
-                self.cond.wait_for(lambda: bool(self.items), timeout)
-            if not self.items:
+            if not session.items and timeout > 0:
+                self.cond.wait_for(lambda: bool(session.items), timeout)
+            if not session.items:
                 return None
-            item = self.items.popleft()
+            item = session.items.popleft()
             if isinstance(item, str):
                 self.pending -= len(item)
                 if self.pending <= _PENDING and not self.room.is_set():
                     self.loop.call_soon_threadsafe(self.room.set)
             return item
+
+    def forget(self, session: _Session) -> None:
+        """Drop what ``session``'s seat left unread: it is nobody's now."""
+        with self.cond:
+            while session.items:
+                item = session.items.popleft()
+                if isinstance(item, str):
+                    self.pending -= len(item)
+            if self.pending <= _PENDING:
+                self.loop.call_soon_threadsafe(self.room.set)
 
 
 class RemoteTransport:
@@ -333,7 +379,7 @@ class RemoteTransport:
         self,
         listener: Listener,
         connection: _Connection,
-        session: int,
+        session: _Session,
         on_line: LineHook | None,
     ) -> None:
         self.listener = listener
@@ -341,25 +387,19 @@ class RemoteTransport:
         self.session = session
         self.name = connection.name
         self.on_line = on_line
-        self._returncode: int | None = None
-        self._ended: _End | None = None
+        self._ended: _End | None = None  # read by its seat
         self._closed = False
 
     @property
     def alive(self) -> bool:
-        return self._end() is None and not self._closed and self.connection.open
+        return self.session.ended is None and not self._closed and self.connection.open
 
     @property
     def returncode(self) -> int | None:
-        end = self._end()
+        """How the session ended, as soon as the client has said so (before its last lines
+        are read), or None."""
+        end = self.session.ended
         return None if end is None else end.returncode
-
-    def _end(self) -> _End | None:
-        """How this session ended, as soon as the client has said so (before its lines are
-        read), or None."""
-        if self._ended is None and self.connection.session == self.session:
-            return self.connection.ended
-        return self._ended
 
     @property
     def stderr_tail(self) -> str:
@@ -382,14 +422,15 @@ class RemoteTransport:
         if self.on_line is not None or log.isEnabledFor(logging.DEBUG):
             for line in lines:
                 self._log("to", line)
-        self.connection.call(self.connection.send(text=list(lines)), timeout)
+        connection = self.connection
+        connection.call(connection.send(self.session.number, text=list(lines)), timeout)
 
     def read_line(self, timeout: float) -> str:
         if self._closed:
             raise EngineClosed(f"{self.name}: read after close", name=self.name)
         if self._ended is not None:
             raise self._exited()
-        item = self.connection.take(max(timeout, 0.0))
+        item = self.connection.take(self.session, max(timeout, 0.0))
         if item is None:
             raise EngineTimeout(
                 f"remote engine {self.name!r}: no line within {timeout:.3f}s", name=self.name
@@ -404,14 +445,13 @@ class RemoteTransport:
                 name=self.name,
             )
         self._ended = item
-        self._returncode = item.returncode
         raise self._exited()
 
     def ready(self) -> bool:
         if self._ended is not None:
             return True
         with self.connection.cond:
-            return bool(self.connection.items)
+            return bool(self.session.items)
 
     def close(self, grace: float = 1.0, quit_line: str | None = None) -> None:
         if self._closed:
@@ -439,10 +479,8 @@ class RemoteTransport:
         return ""  # no sandbox here: the engine runs on its author's machine
 
     def _status(self) -> str:
-        end = self._end()
-        if end is not None:
-            return end.status
-        return "lost its connection"
+        end = self.session.ended
+        return "lost its connection" if end is None else end.status
 
     def _exited(self) -> EngineExited:
         status = self._status()
@@ -657,8 +695,8 @@ class Listener:
             )
 
     def open_session(self, name: str, on_line: LineHook | None) -> RemoteTransport:
-        """Borrow NAME's connection (waiting up to ``reconnect_wait`` seconds for it to be
-        connected and free) and start a session of its engine."""
+        """Borrow one of NAME's games (waiting up to ``reconnect_wait`` seconds for NAME to be
+        connected with a game free) and start a session of its engine."""
         if name not in self.tokens:
             raise EngineStartError(
                 f"remote engine {name!r} has no token in the tokens file", name=name
@@ -668,64 +706,79 @@ class Listener:
             deadline = time.monotonic() + wait
             while True:
                 connection = self._connections.get(name)
-                if connection is not None and not connection.leased:
+                if connection is not None and len(connection.sessions) < connection.games:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    busy = connection is not None
                     raise EngineStartError(
                         f"remote engine {name!r} is "
-                        + ("playing another game" if busy else "not connected")
+                        + (
+                            f"playing {plural(connection.games, 'game')} already"
+                            if connection is not None
+                            else "not connected"
+                        )
                         + f" after {wait:g}s",
                         name=name,
                     )
                 self._cond.wait(left)
-            connection.leased = True
+            connection.last += 1
+            session = _Session(connection.last)
+            connection.sessions[session.number] = session
         assert self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(self._start(connection), self._loop)
+        future = asyncio.run_coroutine_threadsafe(
+            connection.send(control=f"start {session.number}"), self._loop
+        )
         try:
-            session = future.result(10)
+            future.result(10)
         except Exception:
-            self._release(connection)
+            self._release(connection, session)
             raise EngineStartError(
                 f"remote engine {name!r}: its connection dropped", name=name
             ) from None
         return RemoteTransport(self, connection, session, on_line)
 
-    async def _start(self, connection: _Connection) -> int:
-        with connection.cond:
-            connection.items.clear()
-            connection.pending = 0
-        connection.room.set()
-        connection.session += 1
-        connection.ended = None
-        connection.live = True
-        await connection.send(control=f"start {connection.session}")
-        return connection.session
-
-    def _stop(self, connection: _Connection, session: int) -> None:
-        """End ``session`` (from the seat's thread) and lend the connection back."""
+    def _stop(self, connection: _Connection, session: _Session) -> None:
+        """End ``session`` (from its seat's thread) and give its game back."""
         loop = self._loop
         if loop is not None and connection.open:
             future = asyncio.run_coroutine_threadsafe(self._stop_session(connection, session), loop)
             with contextlib.suppress(Exception):
                 future.result(5)
-        self._release(connection)
+        self._release(connection, session)
 
-    async def _stop_session(self, connection: _Connection, session: int) -> None:
-        with connection.cond:  # what its seat left unread is nobody's now
-            connection.items.clear()
-            connection.pending = 0
-        connection.room.set()
-        if connection.session == session and connection.live:
-            connection.live = False
-            connection.draining[session] = time.monotonic()
-            await connection.send(control=f"stop {session}")
+    async def _stop_session(self, connection: _Connection, session: _Session) -> None:
+        if session.live:
+            session.live = False
+            connection.draining[session.number] = time.monotonic()
+            await connection.send(control=f"stop {session.number}")
 
-    def _release(self, connection: _Connection) -> None:
+    def _release(self, connection: _Connection, session: _Session) -> None:
         with self._cond:
-            connection.leased = False
+            connection.sessions.pop(session.number, None)
             self._cond.notify_all()
+        connection.forget(session)
+
+    def games(self, name: str) -> int | None:
+        """How many games at once NAME's client plays (it says so when it connects), or None
+        while it is not connected."""
+        with self._cond:
+            connection = self._connections.get(name)
+            return None if connection is None else connection.games
+
+    def games_at_once(self, names: Iterable[str], concurrency: int) -> int:
+        """How many games a run of the remote engines ``names`` can play at once, at most
+        ``concurrency``: each of them must be able to play that many. Above one game, they are
+        waited for (``first_wait`` seconds, then `RemoteMissing`), since their clients say
+        how many they play."""
+        wanted = sorted(set(names))
+        if concurrency <= 1 or not wanted:
+            return concurrency
+        self.wait_for(wanted, self.first_wait)
+        with self._cond:
+            return min(
+                [concurrency]
+                + [c.games for n in wanted if (c := self._connections.get(n)) is not None]
+            )
 
     def latency(self, name: str) -> Latency | None:
         """The round trips measured to ``name`` over the run, or None before the first."""
@@ -759,6 +812,11 @@ class Listener:
         if name is None:
             log.info("remote: refused a client from %s (no known token)", peer)
             return web.Response(status=401, text="refused\n")
+        games = _games(request.headers.get(GAMES_HEADER, "1"))
+        if games is None:
+            return web.Response(
+                status=400, text=f"{GAMES_HEADER} must be a number from 1 to {MAX_GAMES}\n"
+            )
         with self._cond:
             if name in self._connections:
                 log.info("remote engine %r: refused a second connection from %s", name, peer)
@@ -772,7 +830,7 @@ class Listener:
         try:
             await ws.prepare(request)
             assert self._loop is not None
-            connection = _Connection(name, ws, self._loop)
+            connection = _Connection(name, ws, self._loop, games)
             with self._cond:
                 if name in self._connections:  # another came first, meanwhile
                     await ws.close(code=1008, message=b"connected already")
@@ -780,7 +838,7 @@ class Listener:
                 self._connections[name] = connection
                 self._seen.add(name)
                 self._cond.notify_all()
-            log.info("remote engine %r connected from %s", name, peer)
+            log.info("remote engine %r connected from %s (%s)", name, peer, plural(games, "game"))
             pinger = asyncio.create_task(self._ping(connection))
             try:
                 async for message in ws:
@@ -797,7 +855,7 @@ class Listener:
             finally:
                 pinger.cancel()
                 connection.open = False
-                connection.end_session("lost its connection")
+                connection.end_all("lost its connection")
                 with self._cond:
                     if self._connections.get(name) is connection:
                         del self._connections[name]
@@ -811,18 +869,24 @@ class Listener:
         return ws
 
     async def _text(self, connection: _Connection, data: str) -> bool:
-        if connection.draining:  # a line of a session stopped, written before it heard so
-            if time.monotonic() - min(connection.draining.values()) <= STOP_LIMIT:
+        head, _, line = data.partition(" ")
+        number = int(head) if head.isascii() and head.isdigit() and len(head) < 10 else None
+        session = None if number is None else connection.sessions.get(number)
+        if session is not None and session.live:
+            if len(line.encode("utf-8", "surrogatepass")) > self.line_limit:
+                connection.push(session, _TooLong())
+            else:
+                connection.push(session, line.removesuffix("\r"), len(line))
+            return True
+        if number is not None and number in connection.draining:
+            # a line of a session stopped, written before its client heard so
+            if time.monotonic() - connection.draining[number] <= STOP_LIMIT:
                 return True
             await connection.cut_off(f"lines of a stopped game after {STOP_LIMIT:g}s")
             return False
-        if connection.live:
-            if len(data.encode("utf-8", "surrogatepass")) > self.line_limit:
-                connection.push(_TooLong())
-            else:
-                connection.push(data.removesuffix("\r"), len(data))
-            return True
-        await connection.cut_off("a line outside any game")
+        await connection.cut_off(
+            "a line outside any game" if number is None else "a line for a game it does not play"
+        )
         return False
 
     async def _control(self, connection: _Connection, data: bytes) -> bool:
@@ -841,14 +905,15 @@ class Listener:
                     )
             return True
         if word in ("exited", "error", "toolong") and number is not None:
-            if number == connection.session and connection.live:
+            session = connection.sessions.get(number)
+            if session is not None and session.live:
                 if word == "toolong":
-                    connection.push(_TooLong())
+                    connection.push(session, _TooLong())
                 elif word == "exited":
-                    connection.end_session(*_exit_status(words[2:]))
+                    connection.end_session(session, *_exit_status(words[2:]))
                 else:
                     text = " ".join(words[2:])[:200] or "unknown"
-                    connection.end_session(f"cannot start on its machine: {text}")
+                    connection.end_session(session, f"cannot start on its machine: {text}")
                 return True
             if number in connection.draining:
                 if word != "toolong":
@@ -947,6 +1012,14 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
+
+
+def _games(text: str) -> int | None:
+    """The games a client plays at once (its ``Gin-Games`` header), or None when invalid."""
+    text = text.strip()
+    if text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= MAX_GAMES:
+        return int(text)
+    return None
 
 
 def _exit_status(words: Sequence[str]) -> tuple[str, int | None]:

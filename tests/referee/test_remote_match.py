@@ -194,7 +194,7 @@ def test_an_engine_that_never_connects_is_named(start: Start, tokens: Path) -> N
     [
         (["remote:alice", "simple"], "remote engines need --tokens FILE"),
         (["simple", "simple", "--listen", "9000"], "--listen, --tokens and --tls are for remote"),
-        (["remote:alice", "simple", "--tokens", "T", "--concurrency", "2"], "one game at a time"),
+        (["remote:alice", "simple", "--tokens", "T", "--dask", "tcp://h:1"], "with --dask"),
         (["remote:alice", "remote:alice", "--tokens", "T"], "one seat of a match"),
     ],
 )
@@ -324,21 +324,61 @@ def test_a_tournament_of_remote_and_local_engines_records_as_a_local_one(
     assert _commands_apart(remote) == _commands_apart((tmp_path / "l" / RECORDS_NAME).read_text())
 
 
-def test_a_tournament_of_remote_engines_plays_one_game_at_a_time(
+def test_a_tournament_plays_as_many_games_at_once_as_its_remote_engine_does(
     start: Start, tokens: Path, tmp_path: Path
 ) -> None:
-    """Refused before game 1 (once the engines are checked: the config's concurrency is
-    known then)."""
+    """Concurrency 3 in the config, a client that plays 2 games at once: 2 at a time, said
+    in one line, and the same results as the same tournament played locally."""
+    from referee.results.store import RECORDS_NAME
+
     cup = tmp_path / "cup.toml"
-    cup.write_text(CUP.format(concurrency="concurrency = 2", alice='remote = "alice"'))
+    cup.write_text(CUP.format(concurrency="concurrency = 3", alice='remote = "alice"'))
     referee = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "r"),
-                     "--listen", "127.0.0.1:0", "--tokens", str(tokens)])
+                     "--listen", "127.0.0.1:0", "--tokens", str(tokens), "-q"])
     url, _ = _listening(referee)
-    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    pids = tmp_path / "pids"
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--games", "2", "--", *_counted(pids)])
     _, err = referee.communicate(timeout=120)
-    assert referee.returncode == 2
-    assert "remote engines play one game at a time" in err
-    assert "game 1:" not in err
+    assert referee.returncode == 0, err
+    assert "2 games at a time, not 3: a remote engine's client plays 2 at once" in err
+    # on alice's machine: one engine to learn its name, then one per game played at once
+    assert len(set(pids.read_text().split())) == 3
+    local_cup = tmp_path / "local.toml"
+    local_cup.write_text(CUP.format(concurrency="concurrency = 2", alice='command = "simple"'))
+    subprocess.run(
+        [*GINREF, "tournament", str(local_cup), "--output", str(tmp_path / "l"), "-q"],
+        cwd=ROOT, check=True, capture_output=True, timeout=120, preexec_fn=_die_with_the_test,
+    )
+    remote = (tmp_path / "r" / RECORDS_NAME).read_text()
+    assert _commands_apart(remote) == _commands_apart((tmp_path / "l" / RECORDS_NAME).read_text())
+
+
+def _counted(pids: Path) -> list[str]:
+    """The simple engine, each process of it writing its PID in ``pids`` as it starts."""
+    return ["sh", "-c", f'echo $$ >> "{pids}"; exec "$0" -m engines.simple_engine',
+            sys.executable]
+
+
+def test_two_clients_of_two_games_each_play_a_match_two_games_at_a_time(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    record = tmp_path / "remote.gin"
+    referee = start([*GINREF, "match", "remote:alice", "remote:bob", "--listen", "127.0.0.1:0",
+                     "--tokens", str(tokens), "--seed", "11", "--games", "6", "--concurrency",
+                     "2", "--record", str(record), *FAST])
+    url, _ = _listening(referee)
+    pids = {n: tmp_path / f"{n}.pids" for n in TOKENS}
+    for name in TOKENS:
+        start([*CONNECT, url, "--token", TOKENS[name], "--games", "2", "--",
+               *_counted(pids[name])])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    assert "games at a time" not in err  # as many as asked for
+    assert "Faults" in out and "crash" not in out
+    for name in TOKENS:  # one engine each to learn its name, then two side by side
+        assert len(set(pids[name].read_text().split())) == 3
+    local = _local(tmp_path, ["simple", "simple"], "11", 6)
+    assert _commands_apart(record.read_text()) == _commands_apart(local)
 
 
 def test_a_tournament_with_a_remote_engine_resumes(

@@ -260,12 +260,13 @@ async def _raw(url: str, token: str, send: list[str | bytes]) -> tuple[int | Non
 @pytest.mark.parametrize(
     ("send", "code"),
     [
-        (["move discard 7h"], 1008),  # a move for a game it is not playing
+        (["move discard 7h"], 1008),  # a line of no game
+        (["3 move discard 7h"], 1008),  # a move for a game it is not playing
         ([b"exited 5 code 0"], 1008),  # a session that never was
         ([b"hello there"], 1008),  # garbage
         (["x" * (2 << 20)], 1009),  # a message over the limit
     ],
-    ids=["line-outside-a-game", "unknown-session", "garbage", "too-big"],
+    ids=["line-of-no-game", "move-for-another-game", "unknown-session", "garbage", "too-big"],
 )
 def test_a_client_that_breaks_the_wire_protocol_is_cut_off(
     listener: Listener, send: list[str | bytes], code: int
@@ -315,7 +316,7 @@ def test_a_flooding_client_fills_a_bounded_buffer_and_is_slowed_down(
             while (await ws.receive()).data != b"start 1":
                 pass
             while not stop.is_set():  # a send waits once the referee stops reading
-                await ws.send_str("info " + "x" * 1000)
+                await ws.send_str("1 info " + "x" * 1000)
                 sent[0] += 1
             await ws.close()
 
@@ -550,3 +551,41 @@ def test_silent_connections_are_dropped_and_capped(monkeypatch: pytest.MonkeyPat
                 sock.close()
         closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], ["ping"]))
         assert closed and closed_with == 1008  # authenticated (then cut off for its line)
+
+
+@pytest.mark.parametrize("games", ["0", "65", "two", "²"])
+def test_a_client_that_says_a_wrong_number_of_games_is_refused(
+    listener: Listener, games: str
+) -> None:
+    import aiohttp
+
+    async def connect() -> int:
+        async with aiohttp.ClientSession() as http:
+            headers = {"Authorization": f"Bearer {TOKENS['alice']}", "Gin-Games": games}
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(listener.url, headers=headers)
+            return refused.value.status
+
+    assert asyncio.run(connect()) == 400
+    assert listener.connected() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["http://h:1", "--token", "t", "--", "true"], "must start with ws:// or wss://"),
+        (["ws://h:1", "--token", "t"], "Missing argument '-- COMMAND...'"),
+        (["ws://h:1", "--token", "t", "--games", "0", "--", "true"], "0 is not in the range"),
+        (["ws://h:1", "--", "true"], "give the token: --token TOKEN"),
+    ],
+)
+def test_gin_connect_refuses_a_wrong_command_line_in_one_message(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ginproto import connect
+
+    monkeypatch.delenv("GIN_TOKEN", raising=False)
+    assert connect.main(args) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
