@@ -189,6 +189,22 @@ def test_an_engine_that_never_connects_is_named(start: Start, tokens: Path) -> N
     )
 
 
+def test_an_engine_that_connects_late_plays_every_game(start: Start, tokens: Path) -> None:
+    """bob connects three seconds after the referee listens, well within --remote-wait."""
+    referee = start([*GINREF, "match", "remote:alice", "remote:bob", "--listen", "127.0.0.1:0",
+                     "--tokens", str(tokens), "--remote-wait", "60", "--games", "2", "--json",
+                     *FAST])
+    url, _ = _listening(referee)
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    time.sleep(3)
+    assert referee.poll() is None  # still waiting for bob
+    start([*CONNECT, url, "--token", TOKENS["bob"], "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    result = json.loads(out)
+    assert result["games"] == 2 and result["forfeits"] == []
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
