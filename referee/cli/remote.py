@@ -11,8 +11,9 @@ in which the engines are listened for, waited for, played, and told ``bye``.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -92,6 +93,7 @@ class RemoteOptions:
         from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
 
         tokens = load_tokens(self.tokens)
+        check_names(names or (), tokens, self.tokens)  # before anything listens
         try:
             host, port = parse_listen(self.listen or DEFAULT_LISTEN)
         except ValueError as exc:
@@ -152,6 +154,16 @@ class RemoteOptions:
                 f"cannot load the certificate and key: {exc}", param_hint="--tls"
             ) from None
         return context
+
+
+def check_names(names: Iterable[str], tokens: Mapping[str, str], path: str) -> None:
+    """Refuse (exit 2) a remote engine that has no token in the tokens file ``path``, with the
+    name it may have meant (a misspelt name would otherwise only be found after the wait)."""
+    for name in names:
+        if name not in tokens:
+            close = difflib.get_close_matches(name, list(tokens), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"it names {', '.join(tokens)}"
+            raise click.UsageError(f"no token for remote:{name} in the tokens file {path} ({hint})")
 
 
 def check_together(concurrency: int | None, dask: str | None) -> None:

@@ -211,6 +211,33 @@ def test_options_that_do_not_go_with_remote_engines(
     assert words in result.output
 
 
+@pytest.mark.parametrize(
+    ("command", "name", "words"),
+    [
+        (["match", "simple"], "alcie", "(did you mean 'alice'?)"),
+        (["match", "simple"], "zed", "(it names alice, bob)"),
+        (["check"], "bbo", "(did you mean 'bob'?)"),
+    ],
+)
+def test_a_remote_name_without_a_token_is_refused_before_listening(
+    command: list[str], name: str, words: str, tokens: Path
+) -> None:
+    """A usage error at once, not after the wait (which, were it reached, would end it
+    too: exit 1, after "Listening on")."""
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    args = [command[0], f"remote:{name}", *command[1:], "--tokens", str(tokens), "--listen",
+            "127.0.0.1:0", "--remote-wait", "0.1", "--no-sandbox"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Error: no token for remote:{name} in the tokens file {tokens} {words}" in (
+        result.output
+    )
+    assert "Listening on" not in result.output
+
+
 def test_ginref_check_runs_its_battery_on_a_remote_engine(start: Start, tokens: Path) -> None:
     referee = start([*GINREF, "check", "remote:alice", "--listen", "127.0.0.1:0", "--tokens",
                      str(tokens), "--no-sandbox"])
