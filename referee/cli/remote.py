@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import ssl
 
     from referee.api import TournamentStart
+    from referee.scheduling.config import RemoteRun
     from referee.seat.player import EngineSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,13 +40,29 @@ class RemoteOptions:
 
     listen: str | None = None
     tokens: str | None = None
-    latency_margin: float = 0.0
-    wait: float = DEFAULT_WAIT
+    latency_margin: float | None = None  # None: not given (0)
+    remote_wait: float | None = None  # None: not given (DEFAULT_WAIT)
     tls: tuple[str, str] | None = None
 
     @property
     def given(self) -> bool:
         return self.listen is not None or self.tokens is not None or self.tls is not None
+
+    @property
+    def wait(self) -> float:
+        """Seconds the remote engines have to connect before they first play."""
+        return DEFAULT_WAIT if self.remote_wait is None else self.remote_wait
+
+    def over(self, run: RemoteRun) -> RemoteOptions:
+        """These options over a tournament config's (``listen = ...``): each one the command
+        line gives wins."""
+        return RemoteOptions(
+            self.listen if self.listen is not None else run.listen,
+            self.tokens if self.tokens is not None else run.tokens,
+            self.latency_margin if self.latency_margin is not None else run.latency_margin,
+            self.remote_wait if self.remote_wait is not None else run.remote_wait,
+            self.tls,
+        )
 
     @contextlib.contextmanager
     def seats(
@@ -75,14 +92,17 @@ class RemoteOptions:
             yield tuple(specs)
 
     @contextlib.contextmanager
-    def listening(self, names: Sequence[str] | None = None, quiet: bool = False) -> Iterator[Any]:
+    def listening(
+        self, names: Sequence[str] | None = None, quiet: bool = False, every: bool = False
+    ) -> Iterator[Any]:
         """Inside, a `Listener` (``referee.seat.remote``) serves the engines of the tokens
-        file: ``names``, or all of them (a tournament's, named by its config), each given
-        ``--remote-wait`` seconds to connect before it first plays. Without ``--tokens``, a
-        usage error (``names``) or nothing (no names: the command plays no remote engine).
-        At the end, each engine's round trips (unless ``quiet``)."""
+        file: ``names``, or all of them (``every``: a tournament's), each given
+        ``--remote-wait`` seconds to connect before it first plays. A name without a token
+        is a usage error before anything listens. Without ``--tokens``, so are ``names``
+        (but a tournament's: a finished one resumes to its standings without), and else
+        nothing is listened for. At the end, each engine's round trips (unless ``quiet``)."""
         if self.tokens is None:
-            if names:
+            if names and not every:
                 raise click.UsageError(
                     "remote engines need --tokens FILE (a TOML table of names to tokens)"
                 )
@@ -103,10 +123,10 @@ class RemoteOptions:
             host,
             port,
             first_wait=self.wait,
-            latency_margin=self.latency_margin,
+            latency_margin=self.latency_margin or 0.0,
             ssl_context=self._ssl(),
         )
-        shown = list(names) if names else sorted(tokens)
+        shown = list(names) if names and not every else sorted(tokens)
         with listener:
             if is_public(host) and self.tls is None:
                 click.echo(
@@ -196,16 +216,13 @@ _OPTIONS = (
         "--latency-margin",
         type=float,
         callback=_margin,
-        default=0.0,
-        show_default=True,
-        help="Seconds added to each remote engine's move time, for the network.",
+        help="Seconds added to each remote engine's move time, for the network (default 0).",
     ),
     click.option(
         "--remote-wait",
         type=SECONDS,
-        default=DEFAULT_WAIT,
-        show_default=True,
-        help="Seconds the remote engines have to connect before game 1.",
+        help="Seconds the remote engines have to connect before game 1 (default"
+        f" {DEFAULT_WAIT:g}).",
     ),
     click.option(
         "--tls",
@@ -226,8 +243,8 @@ def remote_options() -> Callable[[F], F]:
             *args: Any,
             listen: str | None,
             tokens: str | None,
-            latency_margin: float,
-            remote_wait: float,
+            latency_margin: float | None,
+            remote_wait: float | None,
             tls: tuple[str, str] | None,
             **kwargs: Any,
         ) -> Any:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from referee import api
     from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled
+    from referee.scheduling.config import RemoteRun
     from referee.settings import Clock, Outputs
     from referee.views.faults import Forfeit
     from referee.views.live import Address
@@ -69,6 +70,11 @@ Example config (every key but the engines has a default):
     time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
     # dask = "tcp://scheduler:8786"   # play on a Dask cluster (or "local:4")
+    # Engines that connect (remote = "NAME" in place of command; one game at a time):
+    # listen = "0.0.0.0:9000"   # where they connect (--listen)
+    # tokens = "tokens.toml"    # their tokens, relative to this file (--tokens)
+    # latency_margin = 0.2      # seconds added to their moves (--latency-margin)
+    # remote_wait = 300         # seconds they have to connect (--remote-wait)
 \b
     [rules]
     gin_bonus = 25
@@ -284,9 +290,12 @@ def _run(
     live = None if serve is None else Live(serve)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
+    run, names = _remote_engines(config, arguments["resume"])
+    remote = remote.over(run)  # the config's listen = ..., under the command line's
+    listening = remote.listening(names, quiet=shown.quiet, every=True)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with remote.listening(quiet=shown.quiet), interrupts(defer_first=True) as signals:
+    with listening, interrupts(defer_first=True) as signals:
         shown.on_last = signals.over
         try:
             standings = api.play_tournament(
@@ -329,6 +338,31 @@ def _run(
             raise click.exceptions.Exit(128 + signals.signum)
         if live is not None:
             live.stay(signals, serve_for)
+
+
+def _remote_engines(
+    config: str | None, resume: str | bool
+) -> tuple[RemoteRun, tuple[str, ...]]:
+    """Where the config says its remote engines connect, and their names (the stored
+    tournament's, resumed without a config), known before anything listens."""
+    import sqlite3
+
+    from referee.results.store import Store, StoreError
+    from referee.scheduling.config import ConfigError, RemoteRun
+    from referee.scheduling.loader import load_remote, remote_names
+
+    if config is not None:
+        try:
+            return load_remote(config)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="CONFIG") from None
+    if isinstance(resume, str):
+        try:
+            with Store.open(resume) as store:
+                return RemoteRun(), remote_names(store.settings)
+        except (OSError, sqlite3.Error, StoreError):
+            pass  # the resume itself says what is wrong with the folder
+    return RemoteRun(), ()
 
 
 def _check_folders(

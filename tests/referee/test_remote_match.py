@@ -396,3 +396,93 @@ def test_a_tournament_with_a_remote_engine_resumes(
     assert "12 of 12 games played" in stdout
     records = (out / RECORDS_NAME).read_text()
     assert records.count("[Event ") == 12
+
+
+def test_a_tournament_remote_name_without_a_token_is_refused_before_listening(
+    tokens: Path, tmp_path: Path
+) -> None:
+    """Before anything listens or the results folder is made: the config is fixed and run
+    again as it was."""
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="remote_wait = 0.1", alice='remote = "alcie"'))
+    result = CliRunner().invoke(cli, ["tournament", str(cup), "--output", str(tmp_path / "r"),
+                                      "--listen", "127.0.0.1:0", "--tokens", str(tokens)])
+    assert result.exit_code == 2, result.output
+    assert (
+        f"Error: no token for remote:alcie in the tokens file {tokens} (did you mean 'alice'?)"
+        in result.output
+    )
+    assert "Listening on" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_tournament_config_says_where_to_listen(start: Start, tmp_path: Path) -> None:
+    """``listen`` and ``tokens`` (relative to the config file) in place of the options."""
+    folder = tmp_path / "cup"
+    folder.mkdir()
+    (folder / "tokens.toml").write_text(f'alice = "{TOKENS["alice"]}"\n')
+    (folder / "tokens.toml").chmod(0o600)
+    cup = folder / "cup.toml"
+    cup.write_text(
+        'listen = "127.0.0.1:0"\ntokens = "tokens.toml"\nlatency_margin = 0.5\n'
+        + CUP.format(concurrency="", alice='remote = "alice"')
+    )
+    referee = start([*GINREF, "tournament", str(cup.relative_to(tmp_path)), "--output", "r"],
+                    cwd=tmp_path)
+    url, said = _listening(referee)
+    assert url.startswith("ws://127.0.0.1:") and " for alice (waiting up to 120s)" in said[-1]
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    assert "6 of 6 games played" in out
+    assert "remote:alice: round trip" in err
+
+
+def test_the_command_line_overrides_where_a_tournament_config_listens(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    cup = tmp_path / "cup.toml"
+    cup.write_text(
+        f'tokens = "{tmp_path / "missing.toml"}"\nremote_wait = 600\n'
+        + CUP.format(concurrency="", alice='remote = "alice"')
+    )
+    as_set = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "a"),
+                    "--tokens", str(tokens), "--listen", "127.0.0.1:0"])
+    _, said = _listening(as_set)
+    assert said[-1].endswith("for alice, bob (waiting up to 600s)")
+    as_set.kill()
+    overridden = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "b"),
+                        "--tokens", str(tokens), "--listen", "127.0.0.1:0", "--remote-wait",
+                        "0.2"])
+    _, err = overridden.communicate(timeout=60)
+    assert overridden.returncode == 1
+    assert "(waiting up to 0.2s)" in err and "is not connected after 0.2s" in err
+
+
+def test_a_tournament_config_s_remote_keys_are_checked_with_the_rest(tmp_path: Path) -> None:
+    from referee.scheduling.config import ConfigError, RemoteRun
+    from referee.scheduling.loader import load_config
+
+    cup = tmp_path / "cup.toml"
+    body = CUP.format(concurrency="", alice='remote = "alice"')
+    cup.write_text('listen = "9000"\ntokens = "t/tokens.toml"\nremote_wait = 30\n' + body)
+    assert load_config(cup, {}).remote == RemoteRun(
+        "9000", str(tmp_path / "t" / "tokens.toml"), None, 30.0
+    )
+    cup.write_text(
+        'listen = "host:port"\ntokens = ""\nlatency_margin = -1\nremote_wait = "soon"\n'
+        'listn = "9000"\n' + body
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(cup, {})
+    assert str(caught.value).splitlines()[1:] == [
+        "  - remote_wait must be a number, not 'soon'",
+        "  - unknown key 'listn' (did you mean 'listen'?)",
+        "  - listen: expected [HOST:]PORT, not 'host:port'",
+        "  - tokens must name the tokens file, not be empty",
+        "  - latency_margin must be seconds from 0 to 3600, not -1",
+    ]
