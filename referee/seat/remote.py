@@ -515,6 +515,7 @@ class Listener:
         self._cond = threading.Condition()
         self._connections: dict[str, _Connection] = {}
         self._rtts: dict[str, deque[float]] = {name: deque(maxlen=_SAMPLES) for name in tokens}
+        self._drops: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -735,6 +736,12 @@ class Listener:
             return None
         return Latency(len(samples), statistics.median(samples), max(samples))
 
+    def drops(self, name: str) -> int:
+        """How many times ``name``'s connection was lost while one of its games was in
+        progress (its engine's session running) over the run."""
+        with self._cond:
+            return self._drops.get(name, 0)
+
     # -- the loop thread ------------------------------------------------------------------
     def _who(self, header: str) -> str | None:
         """The name whose token ``header`` (``Bearer TOKEN``) carries, or None. Every name's
@@ -797,6 +804,9 @@ class Listener:
             finally:
                 pinger.cancel()
                 connection.open = False
+                if connection.live:  # a game of it in progress: a drop
+                    with self._cond:
+                        self._drops[name] = self._drops.get(name, 0) + 1
                 connection.end_session("lost its connection")
                 with self._cond:
                     if self._connections.get(name) is connection:

@@ -215,12 +215,18 @@ def test_a_dropped_connection_is_a_crash_and_the_engine_may_come_back(
         assert caught.value.kind is FaultKind.CRASH
         assert "lost its connection" in str(caught.value)
         assert first.wait(10) == -signal.SIGKILL
+        assert (listener.drops("alice"), listener.drops("bob")) == (1, 0)
         player.close()
-        client(listener.url, TOKENS["alice"], cut)  # back, before the next game
+        second = client(listener.url, TOKENS["alice"], cut)  # back, before the next game
         player.new_game(2, 0, Rules())
         assert player.decide(first_view(Rules()), Decision.OFFER) is not None
     finally:
         player.close()
+    second.kill()  # between games, no session running: gone, but no drop
+    deadline = time.monotonic() + 30
+    while listener.connected() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert listener.connected() == [] and listener.drops("alice") == 1
 
 
 def test_a_remote_engine_that_is_not_connected_cannot_start(listener: Listener) -> None:
