@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ginproto.text import plural
 from referee.cli.options import SECONDS, _margin
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from referee.api import TournamentStart
     from referee.scheduling.config import RemoteRun
     from referee.seat.player import EngineSpec
+    from referee.seat.remote import Listener
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -144,9 +146,9 @@ class RemoteOptions:
             finally:
                 if not quiet:
                     for name in shown:
-                        latency = listener.latency(name)
-                        if latency is not None:
-                            click.echo(f"remote:{name}: {latency}", err=True)
+                        said = _connection_words(listener, name)
+                        if said:
+                            click.echo(f"remote:{name}: {said}", err=True)
 
     def checked(
         self, on_start: Callable[[TournamentStart], None]
@@ -174,6 +176,42 @@ class RemoteOptions:
                 f"cannot load the certificate and key: {exc}", param_hint="--tls"
             ) from None
         return context
+
+
+def _connection_words(listener: Listener, name: str) -> str:
+    """What the run measured of ``name``'s connection: its round trips, and how many times
+    it dropped during a game (nothing when it never did)."""
+    latency = listener.latency(name)
+    drops = listener.drops(name)
+    said = [] if latency is None else [str(latency)]
+    if drops:
+        said.append(f"dropped {plural(drops, 'time')} during a game")
+    return "; ".join(said)
+
+
+def remote_json(names: Iterable[str]) -> dict[str, Any]:
+    """For ``--json``: each of the remote engines ``names``, its round trips (``latency``,
+    in ms, None before the first) and how many times its connection dropped during a game
+    (``drops``), as the listener running measured them ({} without one)."""
+    from referee.seat.remote import active
+
+    listener = active()
+    if listener is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name in names:
+        latency = listener.latency(name)
+        out[name] = {
+            "latency": None
+            if latency is None
+            else {
+                "median_ms": round(latency.median * 1000, 1),
+                "worst_ms": round(latency.worst * 1000, 1),
+                "pings": latency.samples,
+            },
+            "drops": listener.drops(name),
+        }
+    return out
 
 
 def check_names(names: Iterable[str], tokens: Mapping[str, str], path: str) -> None:

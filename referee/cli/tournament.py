@@ -11,7 +11,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -37,7 +37,7 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
-from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_json, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.defaults import FOLDER_FILES, FORMATS
 from referee.errors import DaskError, RefereeError, ReportError
@@ -328,7 +328,7 @@ def _run(
             shown.close()
         signals.over()
         assert shown.run is not None, "a run that returns has started"
-        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown)
+        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown, names)
         if signals.signum is not None:  # the games were all played, then Ctrl-C
             click.echo(
                 "Interrupted; the tournament is complete"
@@ -488,10 +488,11 @@ def _results(
     signum: int | None,
     failed: RefereeError | None,
     shown: _Progress | None = None,
+    remotes: Sequence[str] = (),
 ) -> None:
     """The standings of the games stored, and the forfeits of this run's games, then the
     exit: 130 after Ctrl-C, 1 when a report could not be written or games are left to
-    play."""
+    play. With ``--json``, the connections of the remote engines ``remotes`` too."""
     from referee.views.faults import fault_lines
 
     cfg, directory = start.config, start.directory
@@ -515,6 +516,8 @@ def _results(
             },
             **standings.to_json(),
         }
+        if remotes:
+            out["remote"] = remote_json(remotes)
         click.echo(json.dumps(out, indent=2))
     else:
         click.echo(f"{cfg.event}: {done} of {plural(total, 'game')} played")

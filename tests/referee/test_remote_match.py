@@ -159,6 +159,9 @@ def test_a_client_killed_mid_game_loses_it_by_a_crash_and_plays_on_when_back(
     assert result["games"] == 2
     assert [(f["game"], f["engine"], f["kind"]) for f in result["forfeits"]] == [(1, 0, "crash")]
     assert "lost its connection" in result["forfeits"][0]["reason"]
+    assert list(result["remote"]) == ["alice"] and result["remote"]["alice"]["drops"] == 1
+    (said,) = [line for line in err.splitlines() if line.startswith("remote:alice: ")]
+    assert said.endswith("; dropped 1 time during a game")
 
 
 def test_a_tokens_file_others_may_read_is_refused_before_anything(
@@ -431,15 +434,20 @@ def test_a_tournament_config_says_where_to_listen(start: Start, tmp_path: Path) 
         'listen = "127.0.0.1:0"\ntokens = "tokens.toml"\nlatency_margin = 0.5\n'
         + CUP.format(concurrency="", alice='remote = "alice"')
     )
-    referee = start([*GINREF, "tournament", str(cup.relative_to(tmp_path)), "--output", "r"],
-                    cwd=tmp_path)
+    referee = start([*GINREF, "tournament", str(cup.relative_to(tmp_path)), "--output", "r",
+                     "--json"], cwd=tmp_path)
     url, said = _listening(referee)
     assert url.startswith("ws://127.0.0.1:") and " for alice (waiting up to 120s)" in said[-1]
     start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
     out, err = referee.communicate(timeout=120)
     assert referee.returncode == 0, err
-    assert "6 of 6 games played" in out
-    assert "remote:alice: round trip" in err
+    standings = json.loads(out)
+    assert standings["tournament"]["played"] == 6
+    connection = standings["remote"]["alice"]
+    assert connection["drops"] == 0 and connection["latency"]["pings"] >= 1
+    assert 0 <= connection["latency"]["median_ms"] <= connection["latency"]["worst_ms"]
+    (said,) = [line for line in err.splitlines() if line.startswith("remote:alice: ")]
+    assert "round trip" in said and "dropped" not in said
 
 
 def test_the_command_line_overrides_where_a_tournament_config_listens(
