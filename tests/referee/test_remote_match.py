@@ -494,3 +494,28 @@ def test_a_tournament_config_s_remote_keys_are_checked_with_the_rest(tmp_path: P
         "  - tokens must name the tokens file, not be empty",
         "  - latency_margin must be seconds from 0 to 3600, not -1",
     ]
+
+
+def test_a_resumed_tournament_s_stored_remote_names_are_checked_before_listening(
+    tokens: Path, tmp_path: Path
+) -> None:
+    """Resumed without its config, the names are the store's."""
+    from dataclasses import replace
+
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+    from referee.scheduling.loader import load_config
+    from referee.scheduling.tournament import open_tournament
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="", alice='remote = "alicia"'))
+    folder = tmp_path / "r"
+    folder.mkdir()
+    open_tournament(replace(load_config(cup, {}), seed=3), folder, False).close()
+    result = CliRunner().invoke(cli, ["tournament", "--resume", str(folder), "--listen",
+                                      "127.0.0.1:0", "--tokens", str(tokens), "--remote-wait",
+                                      "0.1"])
+    assert result.exit_code == 2, result.output
+    assert "Error: no token for remote:alicia in the tokens file" in result.output
+    assert "(did you mean 'alice'?)" in result.output and "Listening on" not in result.output
