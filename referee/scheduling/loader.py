@@ -182,15 +182,17 @@ def load_remote(path: str | os.PathLike[str]) -> tuple[RemoteRun, tuple[str, ...
     """A TOML config's remote run options (`RemoteRun`) and the names of its remote engines
     (``remote = "NAME"``), for ``ginref tournament`` to listen for them before the config is
     read whole (`load_config`, which checks the rest). `ConfigError` for a file that cannot
-    be read, or a remote run option that is wrong."""
+    be read, or a remote run option that is wrong (listing the file's other problems too)."""
     name = os.fspath(path)
     table = _read(name)
     where = f"{name}: "
     problems = Problems(where)
+    base = Path(name).resolve().parent
     keys: dict[str, Any] = {key: table[key] for key in REMOTE_KEYS if key in table}
-    given = _check_keys(keys, _TOP_KEYS, where, problems)
-    run = _remote_run(given, Path(name).resolve().parent, where, problems)
-    problems.raise_any()
+    run = _remote_run(_check_keys(keys, _TOP_KEYS, where, problems), base, where, problems)
+    if problems.found:  # every problem of the file in one error, as load_config says them
+        build_config(table, base, where)
+        problems.raise_any()
     return run, remote_names(table)
 
 

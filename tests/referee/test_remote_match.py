@@ -473,20 +473,23 @@ def test_the_command_line_overrides_where_a_tournament_config_listens(
 
 def test_a_tournament_config_s_remote_keys_are_checked_with_the_rest(tmp_path: Path) -> None:
     from referee.scheduling.config import ConfigError, RemoteRun
-    from referee.scheduling.loader import load_config
+    from referee.scheduling.loader import load_config, load_remote
 
     cup = tmp_path / "cup.toml"
     body = CUP.format(concurrency="", alice='remote = "alice"')
     cup.write_text('listen = "9000"\ntokens = "t/tokens.toml"\nremote_wait = 30\n' + body)
-    assert load_config(cup, {}).remote == RemoteRun(
-        "9000", str(tmp_path / "t" / "tokens.toml"), None, 30.0
-    )
+    run = RemoteRun("9000", str(tmp_path / "t" / "tokens.toml"), None, 30.0)
+    assert load_config(cup, {}).remote == run
+    assert load_remote(cup) == (run, ("alice",))
     cup.write_text(
         'listen = "host:port"\ntokens = ""\nlatency_margin = -1\nremote_wait = "soon"\n'
         'listn = "9000"\n' + body
     )
     with pytest.raises(ConfigError) as caught:
         load_config(cup, {})
+    with pytest.raises(ConfigError) as before_listening:  # ginref tournament's first read
+        load_remote(cup)
+    assert str(before_listening.value) == str(caught.value)
     assert str(caught.value).splitlines()[1:] == [
         "  - remote_wait must be a number, not 'soon'",
         "  - unknown key 'listn' (did you mean 'listen'?)",
