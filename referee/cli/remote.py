@@ -5,7 +5,10 @@ their tokens, ``referee.seat.remote.load_tokens``), ``--latency-margin SECONDS``
 remote move's time), ``--remote-wait SECONDS`` (how long the named engines have to connect
 before game 1) and ``--tls CERT KEY`` (serve ``wss://``). `remote_options` adds them to a
 command as one ``remote`` argument, a `RemoteOptions`; `RemoteOptions.seats` is the context
-in which the engines are listened for, waited for, played, and told ``bye``.
+in which the engines are listened for, waited for, played, and told ``bye``. A tournament's
+config may give the first four (``RemoteOptions.over``). A remote name without a token is
+refused before anything listens (`check_names`); at the end, each engine's round trips and
+drops are said (and `remote_json` gives them to ``--json``).
 """
 
 from __future__ import annotations
