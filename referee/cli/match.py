@@ -32,7 +32,7 @@ from referee.cli.options import (
     sandbox_options,
     timeout_options,
 )
-from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_json, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.errors import RefereeError, ReportError
 
@@ -277,6 +277,7 @@ def _play(
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
     seats = remote.seats(specs, dask=settings["dask"], quiet=shown.quiet)
+    remotes = [spec.remote for spec in specs if spec.remote is not None]
     with seats as specs, interrupts(defer_first=False) as signals:  # remote engines: waited for
         try:
             result = api.play_match(
@@ -290,11 +291,11 @@ def _play(
             )
         except api.MatchInterrupted as exc:
             shown.close()
-            _interrupted(exc.result, games, record, as_json, verbose)
+            _interrupted(exc.result, games, record, as_json, verbose, remotes)
         except ReportError as exc:  # the results are still printed, then this
             shown.close()
             if exc.result is not None:  # None: interrupted, and the report of the games failed
-                _print_results(exc.result, as_json, games, verbose)
+                _print_results(exc.result, as_json, games, verbose, remotes)
             raise
         except OSError as exc:
             if isinstance(exc, RefereeError):
@@ -303,7 +304,7 @@ def _play(
         finally:  # a refusal (RefereeError) goes on to the group, which says it
             shown.close()
         signals.over()
-        _print_results(result, as_json, games, verbose)
+        _print_results(result, as_json, games, verbose, remotes)
         if signals.signum is not None:  # the games were over, then Ctrl-C
             click.echo("Interrupted after the last game.", err=True)
             raise click.exceptions.Exit(128 + signals.signum)
@@ -406,10 +407,14 @@ def _warn(line: str) -> None:
 
 
 def _print_results(
-    result: MatchResult, as_json: bool, games: int, verbose: bool = False
+    result: MatchResult,
+    as_json: bool,
+    games: int,
+    verbose: bool = False,
+    remotes: Sequence[str] = (),
 ) -> None:
-    if as_json:  # the same figures as the Python API's MatchResult.to_json(), by one function
-        click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+    if as_json:
+        click.echo(_json(result, remotes))
         return
     click.echo(result.table)
     _print_forfeits(result, verbose)
@@ -436,12 +441,22 @@ def _print_forfeits(result: MatchResult, verbose: bool) -> None:
         click.echo(line)
 
 
+def _json(result: MatchResult, remotes: Sequence[str]) -> str:
+    """The results as JSON: the same figures as the Python API's MatchResult.to_json(), by
+    one function, and with remote engines, their connections (``remote``: latency, drops)."""
+    out = result.to_json()
+    if remotes:
+        out["remote"] = remote_json(remotes)
+    return json.dumps(out, indent=2, allow_nan=False)
+
+
 def _interrupted(
     result: MatchResult | None,
     games: int,
     record: str | None,
     as_json: bool,
     verbose: bool = False,
+    remotes: Sequence[str] = (),
 ) -> NoReturn:
     """Ctrl-C: the standings of the games finished so far, as cutechess-cli prints them (with
     ``--json``, their JSON), then exit 130. The games in progress are dropped whole (none is
@@ -450,7 +465,7 @@ def _interrupted(
     click.echo(f"\nInterrupted after {played} of {plural(games, 'game')}.", err=True)
     if result is not None and played:
         if as_json:
-            click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+            click.echo(_json(result, remotes))
         else:
             click.echo(result.table)
             _print_forfeits(result, verbose)

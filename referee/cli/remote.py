@@ -5,26 +5,33 @@ their tokens, ``referee.seat.remote.load_tokens``), ``--latency-margin SECONDS``
 remote move's time), ``--remote-wait SECONDS`` (how long the named engines have to connect
 before game 1) and ``--tls CERT KEY`` (serve ``wss://``). `remote_options` adds them to a
 command as one ``remote`` argument, a `RemoteOptions`; `RemoteOptions.seats` is the context
-in which the engines are listened for, waited for, played, and told ``bye``.
+in which the engines are listened for, waited for, played, and told ``bye``. A tournament's
+config may give the first four (``RemoteOptions.over``). A remote name without a token is
+refused before anything listens (`check_names`); at the end, each engine's round trips and
+drops are said (and `remote_json` gives them to ``--json``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ginproto.text import plural
 from referee.cli.options import SECONDS, _margin
 
 if TYPE_CHECKING:
     import ssl
 
     from referee.api import TournamentStart
+    from referee.scheduling.config import RemoteRun
     from referee.seat.player import EngineSpec
+    from referee.seat.remote import Listener
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,13 +45,29 @@ class RemoteOptions:
 
     listen: str | None = None
     tokens: str | None = None
-    latency_margin: float = 0.0
-    wait: float = DEFAULT_WAIT
+    latency_margin: float | None = None  # None: not given (0)
+    remote_wait: float | None = None  # None: not given (DEFAULT_WAIT)
     tls: tuple[str, str] | None = None
 
     @property
     def given(self) -> bool:
         return self.listen is not None or self.tokens is not None or self.tls is not None
+
+    @property
+    def wait(self) -> float:
+        """Seconds the remote engines have to connect before they first play."""
+        return DEFAULT_WAIT if self.remote_wait is None else self.remote_wait
+
+    def over(self, run: RemoteRun) -> RemoteOptions:
+        """These options over a tournament config's (``listen = ...``): each one the command
+        line gives wins."""
+        return RemoteOptions(
+            self.listen if self.listen is not None else run.listen,
+            self.tokens if self.tokens is not None else run.tokens,
+            self.latency_margin if self.latency_margin is not None else run.latency_margin,
+            self.remote_wait if self.remote_wait is not None else run.remote_wait,
+            self.tls,
+        )
 
     @contextlib.contextmanager
     def seats(
@@ -73,14 +96,17 @@ class RemoteOptions:
             yield tuple(specs)
 
     @contextlib.contextmanager
-    def listening(self, names: Sequence[str] | None = None, quiet: bool = False) -> Iterator[Any]:
+    def listening(
+        self, names: Sequence[str] | None = None, quiet: bool = False, every: bool = False
+    ) -> Iterator[Any]:
         """Inside, a `Listener` (``referee.seat.remote``) serves the engines of the tokens
-        file: ``names``, or all of them (a tournament's, named by its config), each given
-        ``--remote-wait`` seconds to connect before it first plays. Without ``--tokens``, a
-        usage error (``names``) or nothing (no names: the command plays no remote engine).
-        At the end, each engine's round trips (unless ``quiet``)."""
+        file: ``names``, or all of them (``every``: a tournament's), each given
+        ``--remote-wait`` seconds to connect before it first plays. A name without a token
+        is a usage error before anything listens. Without ``--tokens``, so are ``names``
+        (but a tournament's: a finished one resumes to its standings without), and else
+        nothing is listened for. At the end, each engine's round trips (unless ``quiet``)."""
         if self.tokens is None:
-            if names:
+            if names and not every:
                 raise click.UsageError(
                     "remote engines need --tokens FILE (a TOML table of names to tokens)"
                 )
@@ -91,6 +117,7 @@ class RemoteOptions:
         from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
 
         tokens = load_tokens(self.tokens)
+        check_names(names or (), tokens, self.tokens)  # before anything listens
         try:
             host, port = parse_listen(self.listen or DEFAULT_LISTEN)
         except ValueError as exc:
@@ -100,10 +127,10 @@ class RemoteOptions:
             host,
             port,
             first_wait=self.wait,
-            latency_margin=self.latency_margin,
+            latency_margin=self.latency_margin or 0.0,
             ssl_context=self._ssl(),
         )
-        shown = list(names) if names else sorted(tokens)
+        shown = list(names) if names and not every else sorted(tokens)
         with listener:
             if is_public(host) and self.tls is None:
                 click.echo(
@@ -121,9 +148,9 @@ class RemoteOptions:
             finally:
                 if not quiet:
                     for name in shown:
-                        latency = listener.latency(name)
-                        if latency is not None:
-                            click.echo(f"remote:{name}: {latency}", err=True)
+                        said = _connection_words(listener, name)
+                        if said:
+                            click.echo(f"remote:{name}: {said}", err=True)
 
     def checked(
         self, on_start: Callable[[TournamentStart], None]
@@ -153,6 +180,52 @@ class RemoteOptions:
         return context
 
 
+def _connection_words(listener: Listener, name: str) -> str:
+    """What the run measured of ``name``'s connection: its round trips, and how many times
+    it dropped during a game (nothing when it never did)."""
+    latency = listener.latency(name)
+    drops = listener.drops(name)
+    said = [] if latency is None else [str(latency)]
+    if drops:
+        said.append(f"dropped {plural(drops, 'time')} during a game")
+    return "; ".join(said)
+
+
+def remote_json(names: Iterable[str]) -> dict[str, Any]:
+    """For ``--json``: each of the remote engines ``names``, its round trips (``latency``,
+    in ms, None before the first) and how many times its connection dropped during a game
+    (``drops``), as the listener running measured them ({} without one)."""
+    from referee.seat.remote import active
+
+    listener = active()
+    if listener is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name in names:
+        latency = listener.latency(name)
+        out[name] = {
+            "latency": None
+            if latency is None
+            else {
+                "median_ms": round(latency.median * 1000, 1),
+                "worst_ms": round(latency.worst * 1000, 1),
+                "pings": latency.samples,
+            },
+            "drops": listener.drops(name),
+        }
+    return out
+
+
+def check_names(names: Iterable[str], tokens: Mapping[str, str], path: str) -> None:
+    """Refuse (exit 2) a remote engine that has no token in the tokens file ``path``, with the
+    name it may have meant (a misspelt name would otherwise only be found after the wait)."""
+    for name in names:
+        if name not in tokens:
+            close = difflib.get_close_matches(name, list(tokens), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"it names {', '.join(tokens)}"
+            raise click.UsageError(f"no token for remote:{name} in the tokens file {path} ({hint})")
+
+
 def check_together(dask: str | None) -> None:
     """Refuse what remote engines cannot do: play on a Dask cluster (the listener is this
     process's)."""
@@ -180,16 +253,13 @@ _OPTIONS = (
         "--latency-margin",
         type=float,
         callback=_margin,
-        default=0.0,
-        show_default=True,
-        help="Seconds added to each remote engine's move time, for the network.",
+        help="Seconds added to each remote engine's move time, for the network (default 0).",
     ),
     click.option(
         "--remote-wait",
         type=SECONDS,
-        default=DEFAULT_WAIT,
-        show_default=True,
-        help="Seconds the remote engines have to connect before game 1.",
+        help="Seconds the remote engines have to connect before game 1 (default"
+        f" {DEFAULT_WAIT:g}).",
     ),
     click.option(
         "--tls",
@@ -210,8 +280,8 @@ def remote_options() -> Callable[[F], F]:
             *args: Any,
             listen: str | None,
             tokens: str | None,
-            latency_margin: float,
-            remote_wait: float,
+            latency_margin: float | None,
+            remote_wait: float | None,
             tls: tuple[str, str] | None,
             **kwargs: Any,
         ) -> Any:

@@ -11,7 +11,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -37,7 +37,7 @@ from referee.cli.options import (
     sandbox_options,
     seed_value,
 )
-from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_options
+from referee.cli.remote import NO_REMOTE, RemoteOptions, remote_json, remote_options
 from referee.cli.serve import Live, check_serve, serve_option
 from referee.defaults import FOLDER_FILES, FORMATS
 from referee.errors import DaskError, RefereeError, ReportError
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from referee import api
     from referee.results.standings import TournamentStandings
     from referee.results.store import GameResult, Scheduled
+    from referee.scheduling.config import RemoteRun
     from referee.settings import Clock, Outputs
     from referee.views.faults import Forfeit
     from referee.views.live import Address
@@ -69,6 +70,11 @@ Example config (every key but the engines has a default):
     time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
     # dask = "tcp://scheduler:8786"   # play on a Dask cluster (or "local:4")
+    # Engines that connect (remote = "NAME" in place of command; one game at a time):
+    # listen = "0.0.0.0:9000"   # where they connect (--listen)
+    # tokens = "tokens.toml"    # their tokens, relative to this file (--tokens)
+    # latency_margin = 0.2      # seconds added to their moves (--latency-margin)
+    # remote_wait = 300         # seconds they have to connect (--remote-wait)
 \b
     [rules]
     gin_bonus = 25
@@ -284,9 +290,12 @@ def _run(
     live = None if serve is None else Live(serve)
     failed: RefereeError | None = None
     lost = False  # a second Ctrl-C: the games in progress were dropped
+    run, names = _remote_engines(config, arguments["resume"])
+    remote = remote.over(run)  # the config's listen = ..., under the command line's
+    listening = remote.listening(names, quiet=shown.quiet, every=True)
     # One handler for the whole command, whose meaning follows the run: no Ctrl-C is lost
     # between the games, the results and the live page that stays up.
-    with remote.listening(quiet=shown.quiet), interrupts(defer_first=True) as signals:
+    with listening, interrupts(defer_first=True) as signals:
         shown.on_last = signals.over
         try:
             standings = api.play_tournament(
@@ -319,7 +328,7 @@ def _run(
             shown.close()
         signals.over()
         assert shown.run is not None, "a run that returns has started"
-        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown)
+        _results(shown.run, standings, as_json, lost, signals.signum, failed, shown, names)
         if signals.signum is not None:  # the games were all played, then Ctrl-C
             click.echo(
                 "Interrupted; the tournament is complete"
@@ -329,6 +338,31 @@ def _run(
             raise click.exceptions.Exit(128 + signals.signum)
         if live is not None:
             live.stay(signals, serve_for)
+
+
+def _remote_engines(
+    config: str | None, resume: str | bool
+) -> tuple[RemoteRun, tuple[str, ...]]:
+    """Where the config says its remote engines connect, and their names (the stored
+    tournament's, resumed without a config), known before anything listens."""
+    import sqlite3
+
+    from referee.results.store import Store, StoreError
+    from referee.scheduling.config import ConfigError, RemoteRun
+    from referee.scheduling.loader import load_remote, remote_names
+
+    if config is not None:
+        try:
+            return load_remote(config)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="CONFIG") from None
+    if isinstance(resume, str):
+        try:
+            with Store.open(resume) as store:
+                return RemoteRun(), remote_names(store.settings)
+        except (OSError, sqlite3.Error, StoreError):
+            pass  # the resume itself says what is wrong with the folder
+    return RemoteRun(), ()
 
 
 def _check_folders(
@@ -454,10 +488,11 @@ def _results(
     signum: int | None,
     failed: RefereeError | None,
     shown: _Progress | None = None,
+    remotes: Sequence[str] = (),
 ) -> None:
     """The standings of the games stored, and the forfeits of this run's games, then the
     exit: 130 after Ctrl-C, 1 when a report could not be written or games are left to
-    play."""
+    play. With ``--json``, the connections of the remote engines ``remotes`` too."""
     from referee.views.faults import fault_lines
 
     cfg, directory = start.config, start.directory
@@ -481,6 +516,8 @@ def _results(
             },
             **standings.to_json(),
         }
+        if remotes:
+            out["remote"] = remote_json(remotes)
         click.echo(json.dumps(out, indent=2))
     else:
         click.echo(f"{cfg.event}: {done} of {plural(total, 'game')} played")

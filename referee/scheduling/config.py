@@ -136,6 +136,19 @@ class EngineEntry:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteRun:
+    """Where a tournament's remote engines (``remote = "NAME"``) connect: its config's
+    ``listen``, ``tokens`` (made absolute, relative to the file), ``latency_margin`` and
+    ``remote_wait``, for ``ginref tournament``, whose options of the same names override
+    each. Run options: neither stored nor compared on resume. None: not set."""
+
+    listen: str | None = None
+    tokens: str | None = None
+    latency_margin: float | None = None
+    remote_wait: float | None = None
+
+
 def _moved(old: str, new: str) -> Any:
     """A read-only attribute of `TournamentConfig` under its old name: ``new``'s value, with
     a ``DeprecationWarning``."""
@@ -172,6 +185,7 @@ class TournamentConfig:
         default_factory=lambda: Sandbox(SandboxMode.AUTO, Limits(), False, ())
     )
     affinity: bool = False  # pin each local worker's engines to CPUs of their own
+    remote: RemoteRun = dataclasses.field(default_factory=RemoteRun)  # not stored
 
     def settings(self) -> dict[str, Any]:
         """The canonical settings: what decides the games and their records. Itself a valid

@@ -33,10 +33,11 @@ from referee.scheduling.config import (
     ConfigError,
     EngineEntry,
     Problems,
+    RemoteRun,
     TournamentConfig,
     check_size,
 )
-from referee.seat.clock import TimeControlError
+from referee.seat.clock import TimeControlError, duration
 from referee.seat.player import REMOTE, EngineSpecError, remote_name
 from referee.seat.sandbox import Limits, SandboxMode
 from referee.settings import (
@@ -75,7 +76,13 @@ _TOP_KEYS: Final[dict[str, str]] = {
     "read": "paths",
     "affinity": "bool",
     "engines": "engines",
+    # where the remote engines connect: run options of ginref tournament (RemoteRun)
+    "listen": "str",
+    "tokens": "str",
+    "latency_margin": "number",
+    "remote_wait": "number",
 }
+REMOTE_KEYS: Final = ("listen", "tokens", "latency_margin", "remote_wait")
 _ENGINE_KEYS: Final[dict[str, str]] = {
     "name": "str",
     "command": "command",
@@ -165,9 +172,56 @@ def load_config(
     directory. Raises ``ConfigError`` with the file name and what is wrong.
     """
     name = os.fspath(path)
+    table = _read(name)
+    config = build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
+    check_size(config, f"{name}: ")
+    return config
+
+
+def load_remote(path: str | os.PathLike[str]) -> tuple[RemoteRun, tuple[str, ...]]:
+    """A TOML config's remote run options (`RemoteRun`) and the names of its remote engines
+    (``remote = "NAME"``), for ``ginref tournament`` to listen for them before the config is
+    read whole (`load_config`, which checks the rest). `ConfigError` for a file that cannot
+    be read, or a remote run option that is wrong (listing the file's other problems too)."""
+    name = os.fspath(path)
+    table = _read(name)
+    where = f"{name}: "
+    problems = Problems(where)
+    base = Path(name).resolve().parent
+    keys: dict[str, Any] = {key: table[key] for key in REMOTE_KEYS if key in table}
+    run = _remote_run(_check_keys(keys, _TOP_KEYS, where, problems), base, where, problems)
+    if problems.found:  # every problem of the file in one error, as load_config says them
+        build_config(table, base, where)
+        problems.raise_any()
+    return run, remote_names(table)
+
+
+def remote_names(table: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the remote engines of a config table: a file's (``remote = "NAME"``) or
+    a store's settings (``command = ["remote:NAME"]``). A name that is no plain word is left
+    to the config's checks."""
+    names = []
+    engines = table.get("engines")
+    for engine in engines if isinstance(engines, list) else ():
+        if not isinstance(engine, dict):
+            continue
+        text = engine.get("remote")
+        command = engine.get("command")
+        if text is None and isinstance(command, list) and len(command) == 1:
+            text = command[0][len(REMOTE) :] if str(command[0]).startswith(REMOTE) else None
+        if isinstance(text, str):
+            try:
+                names.append(remote_name(REMOTE + text))
+            except EngineSpecError:
+                continue
+    return tuple(names)
+
+
+def _read(name: str) -> dict[str, Any]:
+    """The table of the TOML file ``name``; `ConfigError` saying why it cannot be read."""
     try:
         with open(name, "rb") as f:
-            table = tomllib.load(f)
+            return tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{name}: no such file") from None
     except OSError as exc:
@@ -178,9 +232,6 @@ def load_config(
         raise ConfigError(f"{name}: not UTF-8 text: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{name}: too deeply nested (arrays or tables in each other)") from None
-    config = build_config(table, Path(name).resolve().parent, f"{name}: ", overrides)
-    check_size(config, f"{name}: ")
-    return config
 
 
 
@@ -224,6 +275,7 @@ def build_config(
         output = _output(output, base, where)
     dask, affinity = _workers(merged, where, problems)
     sandbox = _sandbox(merged, base, where, problems)
+    remote = _remote_run(merged, base, where, problems)
     raw_engines = merged.get("engines", [])
     # On a cluster the engines run on the workers, which are checked before game 1.
     engines = _engines(
@@ -254,6 +306,7 @@ def build_config(
         dask=dask,
         sandbox=sandbox,
         affinity=affinity,
+        remote=remote,
     )
 
 
@@ -346,6 +399,37 @@ def _sandbox(merged: Mapping[str, Any], base: Path, where: str, problems: Proble
         limits = _limits(Limits(), merged.get("limits", {}), f"{where}limits")
     read = tuple(str(base / path) for path in merged.get("read", []))
     return Sandbox(mode, limits, merged.get("network", False), read)
+
+
+def _remote_run(
+    merged: Mapping[str, Any], base: Path, where: str, problems: Problems
+) -> RemoteRun:
+    """Where the remote engines connect: ``listen`` ([HOST:]PORT), ``tokens`` (relative to
+    the file), ``latency_margin`` and ``remote_wait`` (seconds), each checked as ginref's
+    option of the same name is."""
+    from referee.seat.remote import parse_listen
+
+    listen = merged.get("listen")
+    if listen is not None:
+        try:
+            parse_listen(listen)
+        except ValueError as exc:
+            problems.add(f"{where}listen: {exc}")
+    tokens = merged.get("tokens")
+    if tokens is not None:
+        if tokens.strip():
+            tokens = str(base / tokens)
+        else:
+            problems.add(f"{where}tokens must name the tokens file, not be empty")
+    margin = wait = None
+    with problems.check():
+        if "latency_margin" in merged:
+            value, what = merged["latency_margin"], f"{where}latency_margin"
+            margin = _config_error(lambda: clock_setting("time_margin", value, what))
+    with problems.check():
+        if "remote_wait" in merged:
+            wait = _config_error(lambda: duration(merged["remote_wait"], f"{where}remote_wait"))
+    return RemoteRun(listen, tokens, margin, wait)
 
 
 def _workers(merged: Mapping[str, Any], where: str, problems: Problems) -> tuple[str | None, bool]:

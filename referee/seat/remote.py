@@ -281,6 +281,7 @@ class _Connection:
         self.last = 0  # the last session number given
         self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
         self.open = True
+        self.lost_in_game = False  # found dead by its pings while a game of it was played
         self.pings: dict[int, float] = {}
         self.next_ping = 0
 
@@ -553,6 +554,7 @@ class Listener:
         self._cond = threading.Condition()
         self._connections: dict[str, _Connection] = {}
         self._rtts: dict[str, deque[float]] = {name: deque(maxlen=_SAMPLES) for name in tokens}
+        self._drops: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -788,6 +790,12 @@ class Listener:
             return None
         return Latency(len(samples), statistics.median(samples), max(samples))
 
+    def drops(self, name: str) -> int:
+        """How many times ``name``'s connection was lost while one of its games was in
+        progress (its engine's session running) over the run."""
+        with self._cond:
+            return self._drops.get(name, 0)
+
     # -- the loop thread ------------------------------------------------------------------
     def _who(self, header: str) -> str | None:
         """The name whose token ``header`` (``Bearer TOKEN``) carries, or None. Every name's
@@ -855,6 +863,9 @@ class Listener:
             finally:
                 pinger.cancel()
                 connection.open = False
+                if connection.live or connection.lost_in_game:  # a game in progress: a drop
+                    with self._cond:
+                        self._drops[name] = self._drops.get(name, 0) + 1
                 connection.end_all("lost its connection")
                 with self._cond:
                     if self._connections.get(name) is connection:
@@ -926,6 +937,7 @@ class Listener:
         while connection.open:
             now = time.monotonic()
             if any(now - sent > DEAD_AFTER for sent in connection.pings.values()):
+                connection.lost_in_game = connection.live  # the network, not a breach: a drop
                 await connection.cut_off(f"no pong for {DEAD_AFTER:g}s")
                 return
             if len(connection.pings) < 16:

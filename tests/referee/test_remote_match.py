@@ -159,6 +159,9 @@ def test_a_client_killed_mid_game_loses_it_by_a_crash_and_plays_on_when_back(
     assert result["games"] == 2
     assert [(f["game"], f["engine"], f["kind"]) for f in result["forfeits"]] == [(1, 0, "crash")]
     assert "lost its connection" in result["forfeits"][0]["reason"]
+    assert list(result["remote"]) == ["alice"] and result["remote"]["alice"]["drops"] == 1
+    (said,) = [line for line in err.splitlines() if line.startswith("remote:alice: ")]
+    assert said.endswith("; dropped 1 time during a game")
 
 
 def test_a_tokens_file_others_may_read_is_refused_before_anything(
@@ -225,6 +228,33 @@ def test_options_that_do_not_go_with_remote_engines(
     result = CliRunner().invoke(cli, ["match", *args, *FAST])
     assert result.exit_code == 2, result.output
     assert words in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "words"),
+    [
+        (["match", "simple"], "alcie", "(did you mean 'alice'?)"),
+        (["match", "simple"], "zed", "(it names alice, bob)"),
+        (["check"], "bbo", "(did you mean 'bob'?)"),
+    ],
+)
+def test_a_remote_name_without_a_token_is_refused_before_listening(
+    command: list[str], name: str, words: str, tokens: Path
+) -> None:
+    """A usage error at once, not after the wait (which, were it reached, would end it
+    too: exit 1, after "Listening on")."""
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    args = [command[0], f"remote:{name}", *command[1:], "--tokens", str(tokens), "--listen",
+            "127.0.0.1:0", "--remote-wait", "0.1", "--no-sandbox"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Error: no token for remote:{name} in the tokens file {tokens} {words}" in (
+        result.output
+    )
+    assert "Listening on" not in result.output
 
 
 def test_ginref_check_runs_its_battery_on_a_remote_engine(start: Start, tokens: Path) -> None:
@@ -425,3 +455,126 @@ def test_a_tournament_with_a_remote_engine_resumes(
     assert "12 of 12 games played" in stdout
     records = (out / RECORDS_NAME).read_text()
     assert records.count("[Event ") == 12
+
+
+def test_a_tournament_remote_name_without_a_token_is_refused_before_listening(
+    tokens: Path, tmp_path: Path
+) -> None:
+    """Before anything listens or the results folder is made: the config is fixed and run
+    again as it was."""
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="remote_wait = 0.1", alice='remote = "alcie"'))
+    result = CliRunner().invoke(cli, ["tournament", str(cup), "--output", str(tmp_path / "r"),
+                                      "--listen", "127.0.0.1:0", "--tokens", str(tokens)])
+    assert result.exit_code == 2, result.output
+    assert (
+        f"Error: no token for remote:alcie in the tokens file {tokens} (did you mean 'alice'?)"
+        in result.output
+    )
+    assert "Listening on" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_tournament_config_says_where_to_listen(start: Start, tmp_path: Path) -> None:
+    """``listen`` and ``tokens`` (relative to the config file) in place of the options."""
+    folder = tmp_path / "cup"
+    folder.mkdir()
+    (folder / "tokens.toml").write_text(f'alice = "{TOKENS["alice"]}"\n')
+    (folder / "tokens.toml").chmod(0o600)
+    cup = folder / "cup.toml"
+    cup.write_text(
+        'listen = "127.0.0.1:0"\ntokens = "tokens.toml"\nlatency_margin = 0.5\n'
+        + CUP.format(concurrency="", alice='remote = "alice"')
+    )
+    referee = start([*GINREF, "tournament", str(cup.relative_to(tmp_path)), "--output", "r",
+                     "--json"], cwd=tmp_path)
+    url, said = _listening(referee)
+    assert url.startswith("ws://127.0.0.1:") and " for alice (waiting up to 120s)" in said[-1]
+    start([*CONNECT, url, "--token", TOKENS["alice"], "--", *SIMPLE])
+    out, err = referee.communicate(timeout=120)
+    assert referee.returncode == 0, err
+    standings = json.loads(out)
+    assert standings["tournament"]["played"] == 6
+    connection = standings["remote"]["alice"]
+    assert connection["drops"] == 0 and connection["latency"]["pings"] >= 1
+    assert 0 <= connection["latency"]["median_ms"] <= connection["latency"]["worst_ms"]
+    (said,) = [line for line in err.splitlines() if line.startswith("remote:alice: ")]
+    assert "round trip" in said and "dropped" not in said
+
+
+def test_the_command_line_overrides_where_a_tournament_config_listens(
+    start: Start, tokens: Path, tmp_path: Path
+) -> None:
+    cup = tmp_path / "cup.toml"
+    cup.write_text(
+        f'tokens = "{tmp_path / "missing.toml"}"\nremote_wait = 600\n'
+        + CUP.format(concurrency="", alice='remote = "alice"')
+    )
+    as_set = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "a"),
+                    "--tokens", str(tokens), "--listen", "127.0.0.1:0"])
+    _, said = _listening(as_set)
+    assert said[-1].endswith("for alice, bob (waiting up to 600s)")
+    as_set.kill()
+    overridden = start([*GINREF, "tournament", str(cup), "--output", str(tmp_path / "b"),
+                        "--tokens", str(tokens), "--listen", "127.0.0.1:0", "--remote-wait",
+                        "0.2"])
+    _, err = overridden.communicate(timeout=60)
+    assert overridden.returncode == 1
+    assert "(waiting up to 0.2s)" in err and "is not connected after 0.2s" in err
+
+
+def test_a_tournament_config_s_remote_keys_are_checked_with_the_rest(tmp_path: Path) -> None:
+    from referee.scheduling.config import ConfigError, RemoteRun
+    from referee.scheduling.loader import load_config, load_remote
+
+    cup = tmp_path / "cup.toml"
+    body = CUP.format(concurrency="", alice='remote = "alice"')
+    cup.write_text('listen = "9000"\ntokens = "t/tokens.toml"\nremote_wait = 30\n' + body)
+    run = RemoteRun("9000", str(tmp_path / "t" / "tokens.toml"), None, 30.0)
+    assert load_config(cup, {}).remote == run
+    assert load_remote(cup) == (run, ("alice",))
+    cup.write_text(
+        'listen = "host:port"\ntokens = ""\nlatency_margin = -1\nremote_wait = "soon"\n'
+        'listn = "9000"\n' + body
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(cup, {})
+    with pytest.raises(ConfigError) as before_listening:  # ginref tournament's first read
+        load_remote(cup)
+    assert str(before_listening.value) == str(caught.value)
+    assert str(caught.value).splitlines()[1:] == [
+        "  - remote_wait must be a number, not 'soon'",
+        "  - unknown key 'listn' (did you mean 'listen'?)",
+        "  - listen: expected [HOST:]PORT, not 'host:port'",
+        "  - tokens must name the tokens file, not be empty",
+        "  - latency_margin must be seconds from 0 to 3600, not -1",
+    ]
+
+
+def test_a_resumed_tournament_s_stored_remote_names_are_checked_before_listening(
+    tokens: Path, tmp_path: Path
+) -> None:
+    """Resumed without its config, the names are the store's."""
+    from dataclasses import replace
+
+    from click.testing import CliRunner
+
+    from referee.cli import cli
+    from referee.scheduling.loader import load_config
+    from referee.scheduling.tournament import open_tournament
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text(CUP.format(concurrency="", alice='remote = "alicia"'))
+    folder = tmp_path / "r"
+    folder.mkdir()
+    open_tournament(replace(load_config(cup, {}), seed=3), folder, False).close()
+    result = CliRunner().invoke(cli, ["tournament", "--resume", str(folder), "--listen",
+                                      "127.0.0.1:0", "--tokens", str(tokens), "--remote-wait",
+                                      "0.1"])
+    assert result.exit_code == 2, result.output
+    assert "Error: no token for remote:alicia in the tokens file" in result.output
+    assert "(did you mean 'alice'?)" in result.output and "Listening on" not in result.output

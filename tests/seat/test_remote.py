@@ -25,6 +25,7 @@ from ginproto.rules import Rules
 from ginproto.table import Decision, FaultKind, PlayerFault
 from referee.seat.clock import TimeControl
 from referee.seat.player import EnginePlayer, EngineSpec, EngineSpecError
+from referee.seat.process import EngineExited
 from referee.seat.remote import (
     Listener,
     RemoteMissing,
@@ -215,12 +216,18 @@ def test_a_dropped_connection_is_a_crash_and_the_engine_may_come_back(
         assert caught.value.kind is FaultKind.CRASH
         assert "lost its connection" in str(caught.value)
         assert first.wait(10) == -signal.SIGKILL
+        assert (listener.drops("alice"), listener.drops("bob")) == (1, 0)
         player.close()
-        client(listener.url, TOKENS["alice"], cut)  # back, before the next game
+        second = client(listener.url, TOKENS["alice"], cut)  # back, before the next game
         player.new_game(2, 0, Rules())
         assert player.decide(first_view(Rules()), Decision.OFFER) is not None
     finally:
         player.close()
+    second.kill()  # between games, no session running: gone, but no drop
+    deadline = time.monotonic() + 30
+    while listener.connected() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert listener.connected() == [] and listener.drops("alice") == 1
 
 
 def test_a_remote_engine_that_is_not_connected_cannot_start(listener: Listener) -> None:
@@ -589,3 +596,30 @@ def test_gin_connect_refuses_a_wrong_command_line_in_one_message(
     assert connect.main(args) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+def test_a_connection_found_dead_during_a_game_counts_as_a_drop(
+    listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The network goes silent while bob plays: its pings find it dead, the game's session
+    ends as a lost connection, and the standings count one drop."""
+    import threading
+
+    from referee.seat import remote
+
+    monkeypatch.setattr(remote, "PING_EVERY", 0.1)
+    monkeypatch.setattr(remote, "DEAD_AFTER", 1.0)
+    silent = threading.Thread(
+        target=lambda: asyncio.run(_raw(listener.url, TOKENS["bob"], [])), daemon=True
+    )
+    silent.start()
+    listener.wait_for(["bob"], 30)
+    transport = listener.open_session("bob", None)
+    try:
+        silent.join(30)
+        assert not silent.is_alive()
+        with pytest.raises(EngineExited, match=r"was cut off: no pong for 1s"):
+            transport.read_line(5)
+    finally:
+        transport.close(grace=0.1)
+    assert listener.drops("bob") == 1
