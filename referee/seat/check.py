@@ -701,7 +701,7 @@ def run_checks(
     spec: EngineSpec,
     move_timeout: float = 5.0,
     startup_timeout: float = 10.0,
-    quit_grace: float = 1.0,
+    quit_grace: float = 5.0,
     time_margin: float = DEFAULT_MARGIN,
     on_result: Callable[[CheckResult], None] | None = None,
 ) -> list[CheckResult]:
@@ -709,10 +709,11 @@ def run_checks(
     run. The battery stops at an engine that cannot be started (or fails its handshake):
     the checks after it are not run, and have no result.
 
-    ``move_timeout`` is the limit for each decision, ``startup_timeout`` for the handshake
-    and every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit``,
-    ``time_margin`` the grace on each decision's limit, as in a match. ``on_result`` is
-    called with each result as soon as its check is done.
+    ``move_timeout`` is the limit for each decision, ``startup_timeout`` for the handshake and
+    every ``isready``, ``quit_grace`` how long the engine may take to exit after ``quit`` (time
+    enough for an interpreter with large libraries to unwind on a busy machine; it says how
+    long it took), ``time_margin`` the grace on each decision's limit, as in a match.
+    ``on_result`` is called with each result as soon as its check is done.
     Engine faults are results, never exceptions; the engine is always stopped at the end
     (after a Ctrl-C too).
     """

@@ -434,12 +434,13 @@ class SlowLink:
         self.thread.join(5)
 
 
-@pytest.mark.parametrize("margin", [0.0, 0.4])
+@pytest.mark.parametrize("margin", [0.0, 5.0])
 def test_a_slow_link_holds_a_move_limit_only_with_a_latency_margin(
     listener: Listener, client: Client, margin: float
 ) -> None:
     """60 ms each way on a 0.1 s move limit without any other margin: a timeout, unless
-    ``--latency-margin`` gives the network its time; the round trips measured show the link."""
+    ``--latency-margin`` gives the network its time (ample, for a busy machine); the round
+    trips measured show the link."""
     link = SlowLink(listener.url, 0.06)
     try:
         client(link.url, TOKENS["alice"])
