@@ -614,7 +614,8 @@ class Listener:
         gate = Gate(runner.server, OPEN_CAP, HEADER_TIMEOUT)
         try:
             server = await asyncio.get_running_loop().create_server(
-                gate, self.host, self.port, ssl=self.ssl_context, backlog=128
+                gate, self.host, self.port, ssl=self.ssl_context, backlog=128,
+                ssl_handshake_timeout=HEADER_TIMEOUT if self.ssl_context else None,
             )
         except BaseException:
             await runner.cleanup()
