@@ -90,14 +90,17 @@ def _run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(test())
 
 
-def test_beyond_the_cap_a_connection_is_refused_and_a_place_comes_back() -> None:
+@pytest.mark.parametrize("refusal", [REFUSAL, b""])
+def test_beyond_the_cap_a_connection_is_refused_and_a_place_comes_back(refusal: bytes) -> None:
+    """A connection beyond the cap is sent the refusal, if any, and closed at once."""
+
     async def test() -> None:
-        gate, server, port = await _serve(lambda inner: Gate(inner, 2, 5.0, refusal=REFUSAL))
+        gate, server, port = await _serve(lambda inner: Gate(inner, 2, 5.0, refusal=refusal))
         async with server:
             held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
             assert await _until(lambda: gate.count == 2)
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            assert await reader.read() == REFUSAL  # sent the refusal, then the end
+            assert await reader.read() == refusal  # then the end
             writer.close()
             held[0][1].close()
             assert await _until(lambda: gate.count == 1)
@@ -107,20 +110,6 @@ def test_beyond_the_cap_a_connection_is_refused_and_a_place_comes_back() -> None
             for _, held_writer in [*held, (reader, writer)]:
                 held_writer.close()
             assert await _until(lambda: gate.count == 0)
-
-    _run(test)
-
-
-def test_without_a_refusal_a_connection_beyond_the_cap_is_closed_at_once() -> None:
-    async def test() -> None:
-        gate, server, port = await _serve(lambda inner: Gate(inner, 1, 5.0))
-        async with server:
-            _, held = await asyncio.open_connection("127.0.0.1", port)
-            assert await _until(lambda: gate.count == 1)
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            assert await reader.read() == b""
-            writer.close()
-            held.close()
 
     _run(test)
 
