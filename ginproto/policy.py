@@ -321,13 +321,15 @@ def gin_policy(spec: str, name: str | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``gin-policy`` command (``argv``: its arguments, default the process's); returns
-    its exit status. An interrupt (Ctrl-C) ends it with status 130 and no traceback."""
+    its exit status. An interrupt (Ctrl-C) ends it with one line and status 130, no
+    traceback."""
     try:
         status = gin_policy.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.ClickException as exc:  # a usage error: click's message, exit 2
         exc.show()
         return exc.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # Ctrl-C
+        click.echo(f"{PROG}: interrupted", err=True)
         return 130
     return status if isinstance(status, int) else 0
 
