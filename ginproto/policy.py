@@ -20,7 +20,6 @@ Needs the optional extra ``env`` (NumPy): ``pip install 'ginproto[env]'``.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import operator
@@ -29,7 +28,9 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, NoReturn, TextIO
+
+import click
 
 from ginproto.game import Entry, GameView
 from ginproto.moves import Move
@@ -265,63 +266,72 @@ def policy_engine(act: Act, name: str, function: str = "act") -> PolicyEngine:
 
 
 # -- the command --------------------------------------------------------------------------
-_DESCRIPTION = """\
-Play a policy function as a protocol engine: gin-policy answers the referee's every decision
-with FUNCTION(observation), the observation the PettingZoo environment (ginproto.env) gives
-that seat at that point: {"observation": float32 array, "action_mask": int8 array}. The
-function returns an action number (docs/ENV.md); the engine is named FILE:FUNCTION.
-"""
-
 _EPILOG = """\
-examples:
+\b
+Examples:
   ginref check "gin-policy /tmp/x/mybot.py:act"
   ginref match "gin-policy mybot.py:act" expert --games 10
   ginref match "gin-policy mypackage.agents:act" simple
 
-faults are the policy's: an action outside the mask is played anyway (illegal), a number
-outside 0..108 or a value that is no integer is answered as a malformed move, and an
-exception in the function ends the engine with its traceback on stderr (a crash). Whatever
-the function prints goes to stderr.
+Faults are the policy's: an action outside the mask is played anyway (illegal), a number
+outside 0..108 or a value that is no integer is answered as a malformed move, and an exception
+in the function ends the engine with its traceback on stderr (a crash). Whatever the function
+prints goes to stderr. A spec that cannot be used is one line on stderr and exit status 2.
 """
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The ``gin-policy`` command; returns its exit status."""
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "spec",
-        metavar="FILE.py:FUNCTION",
-        help="the policy function: FILE.py:FUNCTION, or package.module:FUNCTION",
-    )
-    parser.add_argument("--name", help="the engine's name (default: FILE:FUNCTION)")
-    args = parser.parse_args(argv)
+def _refuse(message: str) -> NoReturn:
+    """End the command before any handshake: ``message`` as one line on stderr, exit 2."""
+    click.echo(f"{PROG}: {message}", err=True)
+    raise click.exceptions.Exit(2)
+
+
+@click.command(
+    name=PROG, epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.argument("spec", metavar="FILE.py:FUNCTION")
+@click.option("--name", metavar="NAME", help="The engine's name (default: FILE:FUNCTION).")
+def gin_policy(spec: str, name: str | None) -> int:
+    """Play a policy function as a protocol engine.
+
+    FILE.py:FUNCTION (or package.module:FUNCTION) names the policy function. gin-policy
+    answers the referee's every decision with FUNCTION(observation), the observation the
+    PettingZoo environment (ginproto.env) gives that seat at that point: {"observation":
+    float32 array, "action_mask": int8 array}. The function returns an action number
+    (docs/ENV.md); the engine is named FILE:FUNCTION.
+    """
     if _MISSING is not None:
-        print(
-            f"{PROG}: needs the 'env' extra (pip install 'ginproto[env]'): {_MISSING}",
-            file=sys.stderr,
-        )
-        return 2
+        _refuse(f"needs the 'env' extra (pip install 'ginproto[env]'): {_MISSING}")
     # Anything the user's module prints, as it loads or as it plays, goes to stderr: the
     # referee reads only the protocol on stdout.
     protocol_out = sys.stdout
     sys.stdout = sys.stderr
     try:
-        act, label = load_policy(args.spec)
+        act, label = load_policy(spec)
     except PolicyError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    engine = policy_engine(act, args.name or label, label.rpartition(":")[2])
+        _refuse(str(exc))
+    engine = policy_engine(act, name or label, label.rpartition(":")[2])
     try:
         engine.run(sys.stdin, protocol_out)
-    except Exception:
+    except Exception:  # the function raised: a crash, with its traceback
         traceback.print_exc()
         return 1
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``gin-policy`` command (``argv``: its arguments, default the process's); returns
+    its exit status. An interrupt (Ctrl-C) ends it with one line and status 130, no
+    traceback."""
+    try:
+        status = gin_policy.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.ClickException as exc:  # a usage error: click's message, exit 2
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:  # Ctrl-C
+        click.echo(f"{PROG}: interrupted", err=True)
+        return 130
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

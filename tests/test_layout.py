@@ -104,11 +104,13 @@ def _reaching(graph: dict[str, set[str]], package: str, forbidden: str) -> list[
 
 # The referee's layering, whole: what each of its parts may import of the others. A part not
 # named here is refused until it is placed; a part imports itself freely.
-BASE = frozenset({"errors", "defaults", "outputs"})
+BASE = frozenset({"errors", "defaults", "outputs", "gate"})
 REFEREE_LAYERS: dict[str, frozenset[str]] = {
     "errors": frozenset(),
     "defaults": frozenset(),
     "outputs": frozenset({"errors"}),
+    # The gate before the web servers (the live page's, the remote engines' listener).
+    "gate": frozenset(),
     # One engine's seat knows nothing of matches, stores, clusters or pages ...
     "seat": BASE,
     # ... the results nothing of who plays the games, nor of who shows them ...

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ginproto.connect import GAMES_HEADER, MAX_GAMES
 from ginproto.text import plural
 from referee.errors import RefereeError
+from referee.gate import Gate
 from referee.seat.process import (
     EngineBrokenPipe,
     EngineClosed,
@@ -559,7 +560,7 @@ class Listener:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._server: asyncio.Server | None = None
-        self._gate: _Gate | None = None
+        self._gate: Gate | None = None
         self._clients = 0
         self._previous: Listener | None = None
 
@@ -612,10 +613,11 @@ class Listener:
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         assert runner.server is not None
-        gate = _Gate(runner.server, OPEN_CAP, HEADER_TIMEOUT)
+        gate = Gate(runner.server, OPEN_CAP, HEADER_TIMEOUT)
         try:
             server = await asyncio.get_running_loop().create_server(
-                gate, self.host, self.port, ssl=self.ssl_context, backlog=128
+                gate, self.host, self.port, ssl=self.ssl_context, backlog=128,
+                ssl_handshake_timeout=HEADER_TIMEOUT if self.ssl_context else None,
             )
         except BaseException:
             await runner.cleanup()
@@ -946,72 +948,6 @@ class Listener:
                 with contextlib.suppress(Exception):
                     await connection.send(control=f"ping {connection.next_ping}")
             await asyncio.sleep(PING_EVERY)
-
-
-class _Gated(asyncio.Protocol):
-    """One connection: aiohttp's protocol (``inner``), counted by the gate, and dropped when
-    it has not completed its opening request in time."""
-
-    def __init__(self, gate: _Gate, inner: asyncio.Protocol) -> None:
-        self.gate = gate
-        self.inner = inner
-        self.transport: asyncio.BaseTransport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        self.gate.waiting[transport] = asyncio.get_running_loop().call_later(
-            self.gate.header_timeout, transport.abort  # type: ignore[attr-defined]
-        )
-        self.inner.connection_made(transport)
-
-    def data_received(self, data: bytes) -> None:
-        self.inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return self.inner.eof_received()
-
-    def pause_writing(self) -> None:
-        self.inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self.inner.resume_writing()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.gate.count -= 1
-        if self.transport is not None:
-            self.gate.started(self.transport)
-        self.inner.connection_lost(exc)
-
-
-class _Closed(asyncio.Protocol):
-    """A connection over the cap: closed at once."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
-
-
-class _Gate:
-    """The server's protocol factory: aiohttp's, behind a cap on the connections open at
-    once and a deadline for each one's opening request (``started`` lifts it)."""
-
-    def __init__(self, server: web.Server, cap: int, header_timeout: float) -> None:
-        self.server = server
-        self.cap = cap
-        self.header_timeout = header_timeout
-        self.count = 0
-        self.waiting: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
-
-    def __call__(self) -> asyncio.BaseProtocol:
-        if self.count >= self.cap:
-            return _Closed()
-        self.count += 1
-        return _Gated(self, self.server())
-
-    def started(self, transport: asyncio.BaseTransport | None) -> None:
-        if transport is not None:
-            waiting = self.waiting.pop(transport, None)
-            if waiting is not None:
-                waiting.cancel()
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:

@@ -15,13 +15,14 @@ It serves, by GET only (any other method is a 405, an unknown path a 404):
 The state is ``referee.views.live.LiveState``: what the run stored and what a spectator may see of
 the games in progress. The server only reads it.
 
-No client can stop the run or take what it needs. The server answers ``max_clients()``
-connections at once (a quarter of the process's open-file limit, at most 1024): one more is
-answered 503 and closed at once. A client that has not sent its request's headers within
-``HEADER_TIMEOUT`` seconds, stays idle between requests as long, or takes no byte of a response
-for ``WRITE_TIMEOUT`` seconds, is dropped. A request whose ``Host`` header names another server
-than this one is a 421 (DNS rebinding), unless the page is served on every interface
-(0.0.0.0 or ::), where it is public anyway. What clients do is never logged above debug level.
+No client can stop the run or take what it needs. Behind its gate (``referee.gate``), the
+server answers ``max_clients()`` connections at once (a quarter of the process's open-file
+limit, at most 1024): one more is answered 503 and closed at once. A client that has not sent
+its request's headers within ``HEADER_TIMEOUT`` seconds, stays idle between requests as long,
+or takes no byte of a response for ``WRITE_TIMEOUT`` seconds, is dropped. A request whose
+``Host`` header names another server than this one is a 421 (DNS rebinding), unless the page
+is served on every interface (0.0.0.0 or ::), where it is public anyway. What clients do is
+never logged above debug level.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from referee.gate import Gate
 from referee.views.live import Address, LiveState
 
 log = logging.getLogger(__name__)
@@ -140,104 +142,6 @@ def _withheld(state: LiveState, number: int) -> str:
     )
 
 
-class _Busy(asyncio.Protocol):
-    """A connection beyond the server's cap: answered 503 and closed at once."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(BUSY)
-        transport.close()
-
-    def data_received(self, data: bytes) -> None:
-        pass
-
-
-class _Connection(asyncio.Protocol):
-    """One client's connection: aiohttp's own protocol (``inner``), counted by the gate, and
-    dropped when the client stalls: before it has sent its first request's headers, or while
-    it takes no byte of what it is sent."""
-
-    def __init__(self, gate: _Gate, inner: asyncio.Protocol) -> None:
-        self.gate = gate
-        self.inner = inner
-        self.transport: asyncio.Transport | None = None
-        self.slow: asyncio.TimerHandle | None = None
-        self.counted = True
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        loop = asyncio.get_running_loop()
-        self.gate.waiting[transport] = loop.call_later(self.gate.header_timeout, self._stalled)
-        self.inner.connection_made(transport)
-
-    def _stalled(self) -> None:
-        if self.transport is not None:
-            self.gate.waiting.pop(self.transport, None)
-            self.transport.abort()
-
-    def data_received(self, data: bytes) -> None:
-        self.inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return self.inner.eof_received()
-
-    def pause_writing(self) -> None:
-        if self.slow is None:
-            self.slow = asyncio.get_running_loop().call_later(
-                self.gate.write_timeout, self._stalled
-            )
-        self.inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self.slow is not None:
-            self.slow.cancel()
-            self.slow = None
-        self.inner.resume_writing()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.counted:
-            self.counted = False
-            self.gate.count -= 1
-        if self.slow is not None:
-            self.slow.cancel()
-        if self.transport is not None:
-            waiting = self.gate.waiting.pop(self.transport, None)
-            if waiting is not None:
-                waiting.cancel()
-            self.inner.connection_lost(exc)
-
-
-class _Gate:
-    """The server's protocol factory: aiohttp's, behind a cap on the connections open at once
-    and a deadline for each new one's first request (``started`` lifts it)."""
-
-    def __init__(
-        self, server: web.Server, cap: int, header_timeout: float, write_timeout: float
-    ) -> None:
-        self.server = server
-        self.cap = cap
-        self.header_timeout = header_timeout
-        self.write_timeout = write_timeout
-        self.count = 0
-        self.refused = 0
-        self.waiting: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
-
-    def __call__(self) -> asyncio.BaseProtocol:
-        if self.count >= self.cap:
-            self.refused += 1
-            return _Busy()
-        self.count += 1
-        return _Connection(self, self.server())
-
-    def started(self, transport: asyncio.BaseTransport | None) -> None:
-        """A request of this connection has come in whole: no header deadline any more."""
-        if transport is not None:
-            waiting = self.waiting.pop(transport, None)
-            if waiting is not None:
-                waiting.cancel()
-
-
 def _host_names(address: Address) -> frozenset[str] | None:
     """The ``Host`` header values a request to ``address`` may carry (lower case), or None
     for any: served on every interface, the page answers whatever name reaches it."""
@@ -278,7 +182,7 @@ class LiveServer:
         self.thread: threading.Thread | None = None
         self.runner: web.AppRunner | None = None
         self.listener: asyncio.Server | None = None
-        self.gate: _Gate | None = None
+        self.gate: Gate | None = None
         self.hosts: frozenset[str] | None = None
         self.public = False  # bound to an address other machines may reach
         self.closing = False
@@ -345,7 +249,10 @@ class LiveServer:
         )
         await runner.setup()
         assert runner.server is not None
-        gate = _Gate(runner.server, self.clients_cap, self.header_timeout, self.write_timeout)
+        gate = Gate(
+            runner.server, self.clients_cap, self.header_timeout, refusal=BUSY,
+            write_timeout=self.write_timeout,
+        )
         loop = asyncio.get_running_loop()
         try:
             # The loop accepts up to ``backlog`` connections at a time before the gate sees

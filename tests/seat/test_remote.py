@@ -561,6 +561,59 @@ def test_silent_connections_are_dropped_and_capped(monkeypatch: pytest.MonkeyPat
         assert closed and closed_with == 1008  # authenticated (then cut off for its line)
 
 
+def test_failed_tls_handshakes_keep_no_one_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Over TLS, connections that fail their handshake (plain text) or never start it hold
+    no place beyond the deadline: a client with a token still gets in."""
+    import socket
+    import ssl
+
+    from referee.seat import remote
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        capture_output=True, timeout=60, check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"openssl cannot make a certificate: {made.stderr[-200:]!r}")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setattr(remote, "HEADER_TIMEOUT", 0.5)
+    monkeypatch.setattr(remote, "OPEN_CAP", 3)
+    with Listener(TOKENS, ssl_context=context) as listener:
+        silent = socket.create_connection(("127.0.0.1", listener.port))
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", listener.port)) as plain:
+                plain.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                plain.settimeout(5)
+                with suppress(OSError):
+                    plain.recv(1024)
+        silent.settimeout(5)
+        started = time.monotonic()
+        assert silent.recv(1) == b""  # dropped at the deadline, its handshake never begun
+        assert time.monotonic() - started < 2
+        silent.close()
+        time.sleep(0.5)
+        client = ssl.create_default_context(cafile=str(cert))
+        client.check_hostname = False
+        with (
+            socket.create_connection(("127.0.0.1", listener.port)) as sock,
+            client.wrap_socket(sock) as tls,
+        ):
+            tls.settimeout(5)
+            token = TOKENS["alice"]
+            tls.sendall(
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}"
+                "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+            )
+            assert tls.recv(64).startswith(b"HTTP/1.1 101 ")  # let in, authenticated
+
+
 @pytest.mark.parametrize("games", ["0", "65", "two", "²"])
 def test_a_client_that_says_a_wrong_number_of_games_is_refused(
     listener: Listener, games: str
