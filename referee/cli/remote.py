@@ -114,7 +114,8 @@ class RemoteOptions:
                 raise click.UsageError("--listen and --tls serve remote engines: give --tokens")
             yield None
             return
-        from referee.seat.remote import Listener, is_public, load_tokens, parse_listen
+        from referee.seat.remote import Listener
+        from referee.seat.tokens import is_public, load_tokens, parse_listen
 
         tokens = load_tokens(self.tokens)
         check_names(names or (), tokens, self.tokens)  # before anything listens

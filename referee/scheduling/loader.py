@@ -407,7 +407,7 @@ def _remote_run(
     """Where the remote engines connect: ``listen`` ([HOST:]PORT), ``tokens`` (relative to
     the file), ``latency_margin`` and ``remote_wait`` (seconds), each checked as ginref's
     option of the same name is."""
-    from referee.seat.remote import parse_listen
+    from referee.seat.tokens import parse_listen
 
     listen = merged.get("listen")
     if listen is not None:

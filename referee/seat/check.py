@@ -39,7 +39,8 @@ from referee.seat.diagnose import command_problem, start_hint
 from referee.seat.player import EnginePlayer, EngineSpec
 from referee.seat.preflight import builtin_hint, option_problem
 from referee.seat.process import EngineError, EngineProcess, EngineTimeout
-from referee.seat.remote import RemoteTransport, connect_remote
+from referee.seat.remote import connect_remote
+from referee.seat.remote_transport import RemoteTransport
 
 _Process = EngineProcess | RemoteTransport
 """What the battery talks to: the engine's process, or a session of a remote engine."""

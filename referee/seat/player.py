@@ -75,7 +75,7 @@ REMOTE = "remote:"
 def remote_name(text: str) -> str:
     """The NAME of ``remote:NAME`` (`EngineSpecError` unless it is a plain word, as the
     tokens file's names are)."""
-    from referee.seat.remote import NAME_PATTERN
+    from referee.seat.tokens import NAME_PATTERN
 
     name = text.removeprefix(REMOTE)
     if not NAME_PATTERN.fullmatch(name):

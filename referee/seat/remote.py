@@ -9,20 +9,21 @@ name (a second is refused with 409: the first one plays until it drops, which th
 out within ``DEAD_AFTER`` seconds), and lends each of its games (its client says how many it
 plays at once, ``Gin-Games``) to one seat at a time.
 
-A seat's `RemoteTransport` satisfies ``referee.seat.transport.Transport``: ``start N`` begins
-session N on the client (a fresh engine process there), text messages (``N LINE``) carry its
-lines, and ``close`` sends ``quit``, waits a grace period for the client's ``exited N``, then
-sends ``stop N`` and gives the game back. Lines of a session that was stopped are dropped until its
-``exited`` arrives; a line of a session that does not run, an unknown or malformed control
-message, or a message longer than the line limit allows ends the connection (the seat's game,
-if any, is then a crash ruling, as for an engine whose process died).
+A seat's `RemoteTransport` (``referee.seat.remote_transport``) is one session of a
+connection: ``start N`` begins session N on the client (a fresh engine process there), text
+messages (``N LINE``) carry its lines, and its ``close`` sends ``quit``, waits a grace period for
+the client's ``exited N``, then sends ``stop N`` and gives the game back. Lines of a session that
+was stopped are dropped until its ``exited`` arrives; a line of a session that does not run, an
+unknown or malformed control message, or a message longer than the line limit allows ends the
+connection (the seat's game, if any, is then a crash ruling, as for an engine whose process
+died).
 
 Bounds: a message is at most ``line_limit`` + ``_SLACK`` bytes (aiohttp closes the connection
-on a longer one, before reading it whole); a connection holds at most ``_PENDING`` bytes of
-lines not yet read by its seats, beyond which it stops reading the socket (TCP then slows the
-client down, as a full pipe slows a local engine); ``OPEN_CAP`` connections are open at once
-(one more is closed at once), each with ``HEADER_TIMEOUT`` seconds to complete its opening
-request, and ``MAX_CLIENTS`` of them authenticated.
+on a longer one, before reading it whole); a connection holds at most ``PENDING`` bytes of lines
+not yet read by its seats (``referee.seat.remote_transport``); ``OPEN_CAP`` connections are
+open at once (``referee.gate``: one more is closed at once), each with ``HEADER_TIMEOUT``
+seconds to complete its opening request, TLS included, and ``MAX_CLIENTS`` of them
+authenticated.
 
 Clocks stay the referee's: a move's time runs from the moment its ``go`` is handed to the
 loop to the moment its answer is taken from the connection. Every ``PING_EVERY`` seconds the
@@ -30,8 +31,7 @@ loop sends ``ping`` and times the ``pong`` (the client answers from its own loop
 engine): the round trips are kept per name (`Listener.latency`). ``EngineSpec.latency_margin``
 (``--latency-margin``) adds to each remote move's margin.
 
-The tokens file (`load_tokens`) is a TOML table of names to tokens, refused when anyone but its
-owner may read it (as ssh refuses a private key).
+The tokens file and the address listened on are read by ``referee.seat.tokens``.
 """
 
 from __future__ import annotations
@@ -39,33 +39,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import ipaddress
 import logging
-import os
-import re
-import stat
 import statistics
 import threading
 import time
-import tomllib
 from collections import deque
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from ginproto.connect import GAMES_HEADER, MAX_GAMES
 from ginproto.text import plural
 from referee.errors import RefereeError
 from referee.gate import Gate
-from referee.seat.process import (
-    EngineBrokenPipe,
-    EngineClosed,
-    EngineExited,
-    EngineLineTooLong,
-    EngineStartError,
-    EngineTimeout,
-    LineHook,
-)
+from referee.seat.process import EngineStartError, LineHook
+from referee.seat.remote_transport import Connection, RemoteTransport, Session, TooLong
 
 if TYPE_CHECKING:
     import ssl
@@ -79,13 +67,11 @@ __all__ = [
     "Latency",
     "Listener",
     "RemoteMissing",
-    "RemoteTransport",
-    "TokensError",
     "active",
     "connect_remote",
     "games_at_once",
-    "load_tokens",
-    "parse_listen",
+    "latency_header",
+    "latency_margin",
 ]
 
 PING_EVERY: Final = 1.0
@@ -103,88 +89,14 @@ OPEN_CAP: Final = 256
 crowd of clients can take the files and pipes the games need."""
 HEADER_TIMEOUT: Final = 10.0
 """Seconds a new connection has to complete its opening request (TLS included)."""
-TOKEN_MIN: Final = 16
-NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SLACK: Final = 1024
-_PENDING: Final = 4 << 20
 _CONTROL_LIMIT: Final = 512
 _SAMPLES: Final = 256
 _WEB_EXTRA: Final = "remote engines need aiohttp: pip install 'ginproto[web]'"
 
 
-class TokensError(RefereeError):
-    """The tokens file cannot be used: unsafe permissions, not TOML, a bad name or token."""
-
-
 class RemoteMissing(RefereeError):
     """Remote engines did not connect in time (the message names them)."""
-
-
-def load_tokens(path: str) -> dict[str, str]:
-    """NAME -> token from the TOML file ``path``, checked: a regular file that only its owner
-    may read or write, every name a plain word, every token a string of at least
-    ``TOKEN_MIN`` characters and no two names with the same token."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise TokensError(f"cannot read the tokens file: {exc.strerror or exc}: {path}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TokensError(f"the tokens file is not a regular file: {path}")
-        if info.st_mode & 0o077:
-            raise TokensError(
-                f"the tokens file may be read by others than its owner (mode"
-                f" {stat.S_IMODE(info.st_mode):04o}): chmod 600 {path}"
-            )
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(1 << 20)
-    finally:
-        os.close(fd)
-    try:
-        table = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise TokensError(f"the tokens file is not TOML: {exc}: {path}") from None
-    tokens: dict[str, str] = {}
-    for name, token in table.items():
-        if not NAME_PATTERN.fullmatch(name):
-            raise TokensError(
-                f"the tokens file names {name[:70]!r}: a name is letters, digits, '_', '.' and"
-                f" '-', at most 64: {path}"
-            )
-        if not isinstance(token, str) or len(token) < TOKEN_MIN or not token.isprintable():
-            raise TokensError(
-                f"the token of {name!r} must be a string of at least {TOKEN_MIN} printable"
-                " characters (make one with: python3 -c 'import secrets;"
-                f" print(secrets.token_urlsafe())'): {path}"
-            )
-        if any(hmac.compare_digest(token, other) for other in tokens.values()):
-            raise TokensError(f"two names have the same token (one is {name!r}): {path}")
-        tokens[name] = token
-    if not tokens:
-        raise TokensError(f"the tokens file names no engine: {path}")
-    return tokens
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` (on 127.0.0.1) as (host, port)."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "127.0.0.1", text
-    host = host.strip("[]") or "127.0.0.1"
-    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
-        raise ValueError(f"expected [HOST:]PORT, not {text!r}")
-    return host, int(port)
-
-
-def is_public(host: str) -> bool:
-    """Whether ``host`` is reachable from other machines (not a loopback address)."""
-    if host == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,274 +141,6 @@ def latency_header(name: str) -> str:
     listener = _ACTIVE
     latency = None if listener is None else listener.latency(name)
     return "" if latency is None else latency.header
-
-
-class _End:
-    """Queue marker: the session ended (``status`` says how; None: the connection dropped)."""
-
-    __slots__ = ("returncode", "status")
-
-    def __init__(self, status: str, returncode: int | None = None) -> None:
-        self.status = status
-        self.returncode = returncode
-
-
-class _TooLong:
-    __slots__ = ()
-
-
-_Item = str | _End | _TooLong
-
-
-class _Session:
-    """One session of a connection's engine: the lines its seat has not read yet (ending in
-    an ``_End`` once the session has ended) and whether it still runs."""
-
-    __slots__ = ("ended", "items", "live", "number")
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.items: deque[_Item] = deque()
-        self.live = True  # started, no exited, not stopped
-        self.ended: _End | None = None  # how it ended, as soon as it is known
-
-
-class _Connection:
-    """One authenticated client: its socket (driven by the loop thread), the sessions it
-    plays (at most ``games`` at once), their lines for the seats' threads, and its round
-    trips."""
-
-    def __init__(
-        self, name: str, ws: web.WebSocketResponse, loop: asyncio.AbstractEventLoop, games: int
-    ) -> None:
-        self.name = name
-        self.ws = ws
-        self.loop = loop
-        self.games = games
-        self.lock = asyncio.Lock()  # one message at a time on the socket
-        self.cond = threading.Condition()
-        self.sessions: dict[int, _Session] = {}  # lent to seats
-        self.pending = 0  # bytes of lines not yet read, all sessions together
-        self.room = asyncio.Event()
-        self.room.set()
-        self.last = 0  # the last session number given
-        self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
-        self.open = True
-        self.lost_in_game = False  # found dead by its pings while a game of it was played
-        self.pings: dict[int, float] = {}
-        self.next_ping = 0
-
-    @property
-    def live(self) -> bool:
-        """Whether one of its sessions runs."""
-        return any(session.live for session in self.sessions.values())
-
-    # -- the loop thread ------------------------------------------------------------------
-    def push(self, session: _Session, item: _Item, size: int = 0) -> None:
-        with self.cond:
-            session.items.append(item)
-            self.pending += size
-            if self.pending > _PENDING:
-                self.room.clear()
-            self.cond.notify_all()
-
-    def end_session(self, session: _Session, status: str, returncode: int | None = None) -> None:
-        if session.live:
-            session.live = False
-            session.ended = _End(status, returncode)
-            self.push(session, session.ended)
-
-    def end_all(self, status: str) -> None:
-        for session in list(self.sessions.values()):
-            self.end_session(session, status)
-
-    async def send(
-        self, session: int | None = None, *, text: Sequence[str] = (), control: str | None = None
-    ) -> None:
-        async with self.lock:
-            for line in text:
-                await self.ws.send_str(f"{session} {line}")
-            if control is not None:
-                await self.ws.send_bytes(control.encode("ascii"))
-
-    async def cut_off(self, why: str) -> None:
-        """End the connection for a breach of the wire protocol."""
-        log.warning("remote engine %r: cut off: %s", self.name, why)
-        self.end_all(f"was cut off: {why}")
-        with contextlib.suppress(Exception):
-            await self.ws.close(code=1008, message=why[:100].encode("ascii", "replace"))
-
-    # -- the seats' threads ---------------------------------------------------------------
-    def call(self, coroutine: Coroutine[Any, Any, None], timeout: float) -> None:
-        """Run ``coroutine`` on the loop and wait for it (`EngineTimeout` after
-        ``timeout``; `EngineBrokenPipe` when the connection is gone)."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-        try:
-            future.result(timeout)
-        except TimeoutError:
-            # A message cut short would garble the stream: the connection goes with it.
-            future.cancel()
-            self.loop.call_soon_threadsafe(self._cut_off_soon, "it took no line in time")
-            raise EngineTimeout(
-                f"remote engine {self.name!r}: its connection took no line within {timeout:.3f}s",
-                name=self.name,
-            ) from None
-        except Exception as exc:
-            raise EngineBrokenPipe(
-                f"remote engine {self.name!r}: its connection is closed ({type(exc).__name__})",
-                name=self.name,
-            ) from None
-
-    def _cut_off_soon(self, why: str) -> None:
-        self.loop.create_task(self.cut_off(why))
-
-    def take(self, session: _Session, timeout: float) -> _Item | None:
-        with self.cond:
-            if not session.items and timeout > 0:
-                self.cond.wait_for(lambda: bool(session.items), timeout)
-            if not session.items:
-                return None
-            item = session.items.popleft()
-            if isinstance(item, str):
-                self.pending -= len(item)
-                if self.pending <= _PENDING and not self.room.is_set():
-                    self.loop.call_soon_threadsafe(self.room.set)
-            return item
-
-    def forget(self, session: _Session) -> None:
-        """Drop what ``session``'s seat left unread: it is nobody's now."""
-        with self.cond:
-            while session.items:
-                item = session.items.popleft()
-                if isinstance(item, str):
-                    self.pending -= len(item)
-            if self.pending <= _PENDING:
-                self.loop.call_soon_threadsafe(self.room.set)
-
-
-class RemoteTransport:
-    """One session of a remote engine, as a seat sees it (``Transport``)."""
-
-    def __init__(
-        self,
-        listener: Listener,
-        connection: _Connection,
-        session: _Session,
-        on_line: LineHook | None,
-    ) -> None:
-        self.listener = listener
-        self.connection = connection
-        self.session = session
-        self.name = connection.name
-        self.on_line = on_line
-        self._ended: _End | None = None  # read by its seat
-        self._closed = False
-
-    @property
-    def alive(self) -> bool:
-        return self.session.ended is None and not self._closed and self.connection.open
-
-    @property
-    def returncode(self) -> int | None:
-        """How the session ended, as soon as the client has said so (before its last lines
-        are read), or None."""
-        end = self.session.ended
-        return None if end is None else end.returncode
-
-    @property
-    def stderr_tail(self) -> str:
-        return ""  # the engine's stderr stays on its author's machine
-
-    @property
-    def stderr_error(self) -> OSError | None:
-        return None
-
-    def send(self, line: str, timeout: float = 5.0) -> None:
-        self.send_lines([line], timeout)
-
-    def send_lines(self, lines: Sequence[str], timeout: float = 5.0) -> None:
-        if self._closed:
-            raise EngineClosed(f"{self.name}: write after close", name=self.name)
-        if self._ended is not None or not self.connection.open:
-            raise EngineBrokenPipe(
-                f"remote engine {self.name!r} {self._status()}", name=self.name
-            )
-        if self.on_line is not None or log.isEnabledFor(logging.DEBUG):
-            for line in lines:
-                self._log("to", line)
-        connection = self.connection
-        connection.call(connection.send(self.session.number, text=list(lines)), timeout)
-
-    def read_line(self, timeout: float) -> str:
-        if self._closed:
-            raise EngineClosed(f"{self.name}: read after close", name=self.name)
-        if self._ended is not None:
-            raise self._exited()
-        item = self.connection.take(self.session, max(timeout, 0.0))
-        if item is None:
-            raise EngineTimeout(
-                f"remote engine {self.name!r}: no line within {timeout:.3f}s", name=self.name
-            )
-        if isinstance(item, str):
-            if self.on_line is not None or log.isEnabledFor(logging.DEBUG):
-                self._log("from", item)
-            return item
-        if isinstance(item, _TooLong):
-            raise EngineLineTooLong(
-                f"remote engine {self.name!r} wrote a line longer than the limit",
-                name=self.name,
-            )
-        self._ended = item
-        raise self._exited()
-
-    def ready(self) -> bool:
-        if self._ended is not None:
-            return True
-        with self.connection.cond:
-            return bool(self.session.items)
-
-    def close(self, grace: float = 1.0, quit_line: str | None = None) -> None:
-        if self._closed:
-            return
-        try:
-            if quit_line is not None and self.alive:
-                with contextlib.suppress(EngineTimeout, EngineBrokenPipe, EngineClosed):
-                    self.send(quit_line, timeout=min(grace, 0.5))
-            deadline = time.monotonic() + grace
-            while self._ended is None and self.connection.open:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                with contextlib.suppress(EngineTimeout, EngineLineTooLong, EngineExited):
-                    self.read_line(left)
-        finally:
-            self._closed = True
-            self.listener._stop(self.connection, self.session)
-
-    def exit_error(self) -> EngineExited:
-        """What a read would raise now that the session has ended."""
-        return self._exited()
-
-    def sandbox_note(self) -> str:
-        return ""  # no sandbox here: the engine runs on its author's machine
-
-    def _status(self) -> str:
-        end = self.session.ended
-        return "lost its connection" if end is None else end.status
-
-    def _exited(self) -> EngineExited:
-        status = self._status()
-        return EngineExited(
-            f"remote engine {self.name!r} {status}",
-            name=self.name,
-            returncode=self.returncode,
-            status=status,
-        )
-
-    def _log(self, direction: str, line: str) -> None:
-        log.debug("%s %s: %s", self.name, direction, line)
-        if self.on_line is not None:
-            self.on_line(direction, line)
 
 
 _ACTIVE: Listener | None = None
@@ -553,7 +197,7 @@ class Listener:
         self.reconnect_wait = reconnect_wait
         self.ssl_context = ssl_context
         self._cond = threading.Condition()
-        self._connections: dict[str, _Connection] = {}
+        self._connections: dict[str, Connection] = {}
         self._rtts: dict[str, deque[float]] = {name: deque(maxlen=_SAMPLES) for name in tokens}
         self._drops: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -726,7 +370,7 @@ class Listener:
                     )
                 self._cond.wait(left)
             connection.last += 1
-            session = _Session(connection.last)
+            session = Session(connection.last)
             connection.sessions[session.number] = session
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(
@@ -739,9 +383,9 @@ class Listener:
             raise EngineStartError(
                 f"remote engine {name!r}: its connection dropped", name=name
             ) from None
-        return RemoteTransport(self, connection, session, on_line)
+        return RemoteTransport(self._stop, connection, session, on_line)
 
-    def _stop(self, connection: _Connection, session: _Session) -> None:
+    def _stop(self, connection: Connection, session: Session) -> None:
         """End ``session`` (from its seat's thread) and give its game back."""
         loop = self._loop
         if loop is not None and connection.open:
@@ -750,13 +394,13 @@ class Listener:
                 future.result(5)
         self._release(connection, session)
 
-    async def _stop_session(self, connection: _Connection, session: _Session) -> None:
+    async def _stop_session(self, connection: Connection, session: Session) -> None:
         if session.live:
             session.live = False
             connection.draining[session.number] = time.monotonic()
             await connection.send(control=f"stop {session.number}")
 
-    def _release(self, connection: _Connection, session: _Session) -> None:
+    def _release(self, connection: Connection, session: Session) -> None:
         with self._cond:
             connection.sessions.pop(session.number, None)
             self._cond.notify_all()
@@ -840,7 +484,7 @@ class Listener:
         try:
             await ws.prepare(request)
             assert self._loop is not None
-            connection = _Connection(name, ws, self._loop, games)
+            connection = Connection(name, ws, self._loop, games)
             with self._cond:
                 if name in self._connections:  # another came first, meanwhile
                     await ws.close(code=1008, message=b"connected already")
@@ -881,13 +525,13 @@ class Listener:
                 self._clients -= 1
         return ws
 
-    async def _text(self, connection: _Connection, data: str) -> bool:
+    async def _text(self, connection: Connection, data: str) -> bool:
         head, _, line = data.partition(" ")
         number = int(head) if head.isascii() and head.isdigit() and len(head) < 10 else None
         session = None if number is None else connection.sessions.get(number)
         if session is not None and session.live:
             if len(line.encode("utf-8", "surrogatepass")) > self.line_limit:
-                connection.push(session, _TooLong())
+                connection.push(session, TooLong())
             else:
                 connection.push(session, line.removesuffix("\r"), len(line))
             return True
@@ -902,7 +546,7 @@ class Listener:
         )
         return False
 
-    async def _control(self, connection: _Connection, data: bytes) -> bool:
+    async def _control(self, connection: Connection, data: bytes) -> bool:
         if len(data) > _CONTROL_LIMIT:
             await connection.cut_off("a control message too long")
             return False
@@ -921,7 +565,7 @@ class Listener:
             session = connection.sessions.get(number)
             if session is not None and session.live:
                 if word == "toolong":
-                    connection.push(session, _TooLong())
+                    connection.push(session, TooLong())
                 elif word == "exited":
                     connection.end_session(session, *_exit_status(words[2:]))
                 else:
@@ -935,7 +579,7 @@ class Listener:
         await connection.cut_off(f"an unexpected control message {data[:40]!r}")
         return False
 
-    async def _ping(self, connection: _Connection) -> None:
+    async def _ping(self, connection: Connection) -> None:
         while connection.open:
             now = time.monotonic()
             if any(now - sent > DEAD_AFTER for sent in connection.pings.values()):

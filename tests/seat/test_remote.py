@@ -26,13 +26,9 @@ from ginproto.table import Decision, FaultKind, PlayerFault
 from referee.seat.clock import TimeControl
 from referee.seat.player import EnginePlayer, EngineSpec, EngineSpecError
 from referee.seat.process import EngineExited
-from referee.seat.remote import (
-    Listener,
-    RemoteMissing,
-    TokensError,
-    load_tokens,
-    parse_listen,
-)
+from referee.seat.remote import Listener, RemoteMissing
+from referee.seat.remote_transport import PENDING
+from referee.seat.tokens import TokensError, load_tokens, parse_listen
 from tests.helpers import first_view
 
 pytest.importorskip("aiohttp")
@@ -305,10 +301,8 @@ def test_a_flooding_client_fills_a_bounded_buffer_and_is_slowed_down(
     listener: Listener,
 ) -> None:
     """A client that sends lines as fast as it can while its seat reads none: the referee
-    stops reading its socket at ``_PENDING`` bytes, and TCP slows the client down."""
+    stops reading its socket at ``PENDING`` bytes, and TCP slows the client down."""
     import threading
-
-    from referee.seat import remote
 
     sent = [0]
     stop = threading.Event()
@@ -338,7 +332,7 @@ def test_a_flooding_client_fills_a_bounded_buffer_and_is_slowed_down(
         before = sent[0]
         time.sleep(1.0)
         assert sent[0] - before < 50  # blocked: nothing read, nothing more sent
-        assert remote._PENDING <= connection.pending <= remote._PENDING + listener.line_limit
+        assert PENDING <= connection.pending <= PENDING + listener.line_limit
         assert transport.read_line(1).startswith("info x")
     finally:
         stop.set()
