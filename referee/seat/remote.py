@@ -21,7 +21,10 @@ on a longer one, before reading it whole); a connection holds at most ``_PENDING
 lines not yet read by its seat, beyond which it stops reading the socket (TCP then slows the
 client down, as a full pipe slows a local engine); ``OPEN_CAP`` connections are open at once
 (one more is closed at once), each with ``HEADER_TIMEOUT`` seconds to complete its opening
-request, and ``MAX_CLIENTS`` of them authenticated.
+request, and ``MAX_CLIENTS`` of them authenticated (past it, only an engine that a seat has
+waited for gets in: a crowd of idle clients with valid tokens keeps no seat's engine out). A
+connection gives the loop up after each message, so that a flood of messages the referee
+accepts cannot hold the other connections back.
 
 Clocks stay the referee's: a move's time runs from the moment its ``go`` is handed to the
 loop to the moment its answer is taken from the connection. Every ``PING_EVERY`` seconds the
@@ -102,6 +105,9 @@ TOKEN_MIN: Final = 16
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SLACK: Final = 1024
 _PENDING: Final = 4 << 20
+_ITEM: Final = 64
+"""Bytes a queued item is counted for beyond its characters (its object and its slot): a
+flood of empty lines fills ``_PENDING`` too."""
 _CONTROL_LIMIT: Final = 512
 _SAMPLES: Final = 256
 _WEB_EXTRA: Final = "remote engines need aiohttp: pip install 'ginproto[web]'"
@@ -247,7 +253,7 @@ class _Connection:
         self.lock = asyncio.Lock()  # one message at a time on the socket
         self.cond = threading.Condition()
         self.items: deque[_Item] = deque()
-        self.pending = 0  # bytes in ``items``
+        self.pending = 0  # bytes in ``items``, each counted ``_ITEM`` more
         self.room = asyncio.Event()
         self.room.set()
         self.session = 0  # the last session started
@@ -263,7 +269,7 @@ class _Connection:
     def push(self, item: _Item, size: int = 0) -> None:
         with self.cond:
             self.items.append(item)
-            self.pending += size
+            self.pending += size + _ITEM
             if self.pending > _PENDING:
                 self.room.clear()
             self.cond.notify_all()
@@ -319,10 +325,9 @@ class _Connection:
             if not self.items:
                 return None
             item = self.items.popleft()
-            if isinstance(item, str):
-                self.pending -= len(item)
-                if self.pending <= _PENDING and not self.room.is_set():
-                    self.loop.call_soon_threadsafe(self.room.set)
+            self.pending -= (len(item) if isinstance(item, str) else 0) + _ITEM
+            if self.pending <= _PENDING and not self.room.is_set():
+                self.loop.call_soon_threadsafe(self.room.set)
             return item
 
 
@@ -521,6 +526,7 @@ class Listener:
         self._server: asyncio.Server | None = None
         self._gate: _Gate | None = None
         self._clients = 0
+        self._wanted: set[str] = set()  # names a seat has waited for: in over MAX_CLIENTS
         self._previous: Listener | None = None
 
     # -- lifetime -------------------------------------------------------------------------
@@ -644,6 +650,7 @@ class Listener:
             )
         deadline = time.monotonic() + timeout
         with self._cond:
+            self._wanted.update(wanted)
             while True:
                 missing = [n for n in wanted if n not in self._connections]
                 left = deadline - time.monotonic()
@@ -666,6 +673,7 @@ class Listener:
         with self._cond:
             wait = self.reconnect_wait if name in self._seen else self.first_wait
             deadline = time.monotonic() + wait
+            self._wanted.add(name)
             while True:
                 connection = self._connections.get(name)
                 if connection is not None and not connection.leased:
@@ -763,7 +771,7 @@ class Listener:
             if name in self._connections:
                 log.info("remote engine %r: refused a second connection from %s", name, peer)
                 return web.Response(status=409, text=f"{name} is connected already\n")
-            if self._clients >= MAX_CLIENTS:
+            if self._clients >= MAX_CLIENTS and name not in self._wanted:
                 return web.Response(status=503, text="too many clients\n")
             self._clients += 1
         ws = web.WebSocketResponse(
@@ -787,13 +795,15 @@ class Listener:
                     if message.type is WSMsgType.TEXT:
                         if not await self._text(connection, message.data):
                             break
-                        if not connection.room.is_set():
-                            await connection.room.wait()
                     elif message.type is WSMsgType.BINARY:
                         if not await self._control(connection, message.data):
                             break
                     else:
                         break
+                    if not connection.room.is_set():
+                        await connection.room.wait()
+                    else:  # the others' turn: a flood waits, as every client does, for the loop
+                        await asyncio.sleep(0)
             finally:
                 pinger.cancel()
                 connection.open = False
@@ -839,7 +849,7 @@ class Listener:
                     self._rtts.setdefault(connection.name, deque(maxlen=_SAMPLES)).append(
                         time.monotonic() - sent
                     )
-            return True
+                return True
         if word in ("exited", "error", "toolong") and number is not None:
             if number == connection.session and connection.live:
                 if word == "toolong":
