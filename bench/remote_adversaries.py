@@ -9,10 +9,11 @@ process, speaking HTTP and WebSocket frames by hand, so that nothing in them is 
 client library:
 
 - ``baseline``: no adversary;
-- ``silent-tcp``: 200 TCP connections that send nothing, open before the engines connect;
+- ``silent-tcp``: 200 TCP connections that send nothing, open before the engines connect
+  (and watched up to 15 s, the match over, for the referee to close them);
 - ``silent-ws``: 200 clients that complete the opening handshake, each with a valid token of
   its own (the tokens file names 200 more engines), before the engines connect, then send
-  nothing (no ``pong``);
+  nothing (no ``pong``; watched up to 20 s, the match over, for the referee to close them);
 - ``flood-lines``: an authenticated client that sends 1 KiB text messages as fast as it can,
   connecting again each time it is cut off;
 - ``flood-pongs``: the same with binary ``pong 1`` messages;
@@ -214,6 +215,7 @@ class SilentTcp(Adversary):
     closed_after: list[float] = field(default_factory=list)
 
     watchers: list[asyncio.Task[None]] = field(default_factory=list)
+    opened: float = 0.0
 
     async def before(self, host: str, port: int) -> None:
         async def watch(reader: asyncio.StreamReader, opened: float) -> None:
@@ -221,6 +223,7 @@ class SilentTcp(Adversary):
                 await reader.read(1)
             self.closed_after.append(time.monotonic() - opened)
 
+        self.opened = time.monotonic()
         for _ in range(CROWD):
             reader, writer = await asyncio.open_connection(host, port)
             self.sockets.append((reader, writer))
@@ -228,6 +231,8 @@ class SilentTcp(Adversary):
 
     async def during(self, host: str, port: int, stop: asyncio.Event) -> None:
         await stop.wait()
+        # After the match, still listening: time for the opening requests' deadline.
+        await asyncio.wait(self.watchers, timeout=max(0.0, 15 - (time.monotonic() - self.opened)))
         for task in self.watchers:
             task.cancel()
         for _, writer in self.sockets:
@@ -235,10 +240,10 @@ class SilentTcp(Adversary):
 
     def treated(self) -> str:
         if not self.closed_after:
-            return f"{CROWD} open, none closed by the referee"
+            return f"{CROWD} open, none closed by the referee within 15 s"
         return (
-            f"{len(self.closed_after)} of {CROWD} closed by the referee after"
-            f" {min(self.closed_after):.1f}-{max(self.closed_after):.1f} s"
+            f"{CROWD} open through the match; {len(self.closed_after)} closed by the referee"
+            f" after {min(self.closed_after):.1f}-{max(self.closed_after):.1f} s"
         )
 
 
@@ -248,6 +253,7 @@ class SilentWs(Adversary):
     codes: Counter[int | None] = field(default_factory=Counter)
     closed_after: list[float] = field(default_factory=list)
     watchers: list[asyncio.Task[None]] = field(default_factory=list)
+    opened: float = 0.0
 
     async def before(self, host: str, port: int) -> None:
         async def watch(reader: asyncio.StreamReader, opened: float) -> None:
@@ -257,7 +263,7 @@ class SilentWs(Adversary):
 
         crowd = [token for name, token in self.tokens.items() if name.startswith("crowd")]
         answers = await asyncio.gather(*(handshake(host, port, token) for token in crowd))
-        opened = time.monotonic()
+        self.opened = opened = time.monotonic()
         for status, reader, writer in answers:
             self.note(str(status))
             if status == 101:
@@ -268,6 +274,8 @@ class SilentWs(Adversary):
 
     async def during(self, host: str, port: int, stop: asyncio.Event) -> None:
         await stop.wait()
+        # After the match, still listening: time for the pings to find them dead.
+        await asyncio.wait(self.watchers, timeout=max(0.0, 20 - (time.monotonic() - self.opened)))
         for task in self.watchers:
             task.cancel()
         for writer in self.open:
