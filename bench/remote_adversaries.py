@@ -457,7 +457,7 @@ async def scenario(
         assert ref.stdin is not None and ref.stdout is not None
         url = (await asyncio.to_thread(ref.stdout.readline)).strip()
         if not url:
-            raise SystemExit(f"the referee did not start: see {log.name}")
+            raise SystemExit(f"the referee did not start:\n{_tail(log)}")
         host, port = url.removeprefix("ws://").strip("/").rsplit(":", 1)
         await adversary.before(host, int(port))
         stop = asyncio.Event()
@@ -480,9 +480,15 @@ async def scenario(
             ref.stdin.flush()
             line = await asyncio.to_thread(ref.stdout.readline) if said == "over\n" else ""
         if not line:
-            raise SystemExit(f"the referee ended without its figures: see {log.name}")
+            raise SystemExit(f"the referee ended without its figures:\n{_tail(log)}")
         figures: dict[str, Any] = json.loads(line)
         return figures
+
+
+def _tail(log: IO[str]) -> str:
+    """The last lines the scenario's processes wrote on stderr (its folder goes at the end)."""
+    log.flush()
+    return "\n".join(Path(log.name).read_text().splitlines()[-15:])
 
 
 def main() -> None:
