@@ -23,7 +23,10 @@ on a longer one, before reading it whole); a connection holds at most ``PENDING`
 not yet read by its seats (``referee.seat.remote_transport``); ``OPEN_CAP`` connections are
 open at once (``referee.gate``: one more is closed at once), each with ``HEADER_TIMEOUT``
 seconds to complete its opening request, TLS included, and ``MAX_CLIENTS`` of them
-authenticated.
+authenticated (past it, only an engine that a seat has waited for gets in: a crowd of idle
+clients with valid tokens keeps no seat's engine out). A connection gives the loop up after
+each message, so that a flood of messages the referee accepts cannot hold the other
+connections back.
 
 Clocks stay the referee's: a move's time runs from the moment its ``go`` is handed to the
 loop to the moment its answer is taken from the connection. Every ``PING_EVERY`` seconds the
@@ -206,6 +209,7 @@ class Listener:
         self._server: asyncio.Server | None = None
         self._gate: Gate | None = None
         self._clients = 0
+        self._wanted: set[str] = set()  # names a seat has waited for: in over MAX_CLIENTS
         self._previous: Listener | None = None
 
     # -- lifetime -------------------------------------------------------------------------
@@ -330,6 +334,7 @@ class Listener:
             )
         deadline = time.monotonic() + timeout
         with self._cond:
+            self._wanted.update(wanted)
             while True:
                 missing = [n for n in wanted if n not in self._connections]
                 left = deadline - time.monotonic()
@@ -352,6 +357,7 @@ class Listener:
         with self._cond:
             wait = self.reconnect_wait if name in self._seen else self.first_wait
             deadline = time.monotonic() + wait
+            self._wanted.add(name)
             while True:
                 connection = self._connections.get(name)
                 if connection is not None and len(connection.sessions) < connection.games:
@@ -475,7 +481,7 @@ class Listener:
             if name in self._connections:
                 log.info("remote engine %r: refused a second connection from %s", name, peer)
                 return web.Response(status=409, text=f"{name} is connected already\n")
-            if self._clients >= MAX_CLIENTS:
+            if self._clients >= MAX_CLIENTS and name not in self._wanted:
                 return web.Response(status=503, text="too many clients\n")
             self._clients += 1
         ws = web.WebSocketResponse(
@@ -499,13 +505,15 @@ class Listener:
                     if message.type is WSMsgType.TEXT:
                         if not await self._text(connection, message.data):
                             break
-                        if not connection.room.is_set():
-                            await connection.room.wait()
                     elif message.type is WSMsgType.BINARY:
                         if not await self._control(connection, message.data):
                             break
                     else:
                         break
+                    if not connection.room.is_set():
+                        await connection.room.wait()
+                    else:  # the others' turn: a flood waits, as every client does, for the loop
+                        await asyncio.sleep(0)
             finally:
                 pinger.cancel()
                 connection.open = False
@@ -560,7 +568,7 @@ class Listener:
                     self._rtts.setdefault(connection.name, deque(maxlen=_SAMPLES)).append(
                         time.monotonic() - sent
                     )
-            return True
+                return True
         if word in ("exited", "error", "toolong") and number is not None:
             session = connection.sessions.get(number)
             if session is not None and session.live:

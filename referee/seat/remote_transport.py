@@ -42,6 +42,9 @@ __all__ = ["PENDING", "Connection", "End", "RemoteTransport", "Session", "TooLon
 
 PENDING: Final = 4 << 20
 """Bytes of lines a connection holds for its seats before it stops reading its socket."""
+ITEM: Final = 64
+"""Bytes a queued item is counted for beyond its characters (its object and its slot): a
+flood of empty lines fills ``PENDING`` too."""
 
 
 class End:
@@ -89,7 +92,7 @@ class Connection:
         self.lock = asyncio.Lock()  # one message at a time on the socket
         self.cond = threading.Condition()
         self.sessions: dict[int, Session] = {}  # lent to seats
-        self.pending = 0  # bytes of lines not yet read, all sessions together
+        self.pending = 0  # bytes of lines not yet read, all sessions together, each item ITEM more
         self.room = asyncio.Event()
         self.room.set()
         self.last = 0  # the last session number given
@@ -108,7 +111,7 @@ class Connection:
     def push(self, session: Session, item: Item, size: int = 0) -> None:
         with self.cond:
             session.items.append(item)
-            self.pending += size
+            self.pending += size + ITEM
             if self.pending > PENDING:
                 self.room.clear()
             self.cond.notify_all()
@@ -170,10 +173,9 @@ class Connection:
             if not session.items:
                 return None
             item = session.items.popleft()
-            if isinstance(item, str):
-                self.pending -= len(item)
-                if self.pending <= PENDING and not self.room.is_set():
-                    self.loop.call_soon_threadsafe(self.room.set)
+            self.pending -= (len(item) if isinstance(item, str) else 0) + ITEM
+            if self.pending <= PENDING and not self.room.is_set():
+                self.loop.call_soon_threadsafe(self.room.set)
             return item
 
     def forget(self, session: Session) -> None:
@@ -181,8 +183,7 @@ class Connection:
         with self.cond:
             while session.items:
                 item = session.items.popleft()
-                if isinstance(item, str):
-                    self.pending -= len(item)
+                self.pending -= (len(item) if isinstance(item, str) else 0) + ITEM
             if self.pending <= PENDING:
                 self.loop.call_soon_threadsafe(self.room.set)
 

@@ -8,13 +8,16 @@ death signal is SIGKILL), and its engine with it (gin-connect kills its engine's
 from __future__ import annotations
 
 import asyncio
+import base64
 import ctypes
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -27,7 +30,7 @@ from referee.seat.clock import TimeControl
 from referee.seat.player import EnginePlayer, EngineSpec, EngineSpecError
 from referee.seat.process import EngineExited
 from referee.seat.remote import Listener, RemoteMissing
-from referee.seat.remote_transport import PENDING
+from referee.seat.remote_transport import ITEM, PENDING
 from referee.seat.tokens import TokensError, load_tokens, parse_listen
 from tests.helpers import first_view
 
@@ -267,9 +270,11 @@ async def _raw(url: str, token: str, send: list[str | bytes]) -> tuple[int | Non
         (["3 move discard 7h"], 1008),  # a move for a game it is not playing
         ([b"exited 5 code 0"], 1008),  # a session that never was
         ([b"hello there"], 1008),  # garbage
+        ([b"pong 99999"], 1008),  # an answer to no ping (a flood of them held the loop)
         (["x" * (2 << 20)], 1009),  # a message over the limit
     ],
-    ids=["line-of-no-game", "move-for-another-game", "unknown-session", "garbage", "too-big"],
+    ids=["line-of-no-game", "move-for-another-game", "unknown-session", "garbage",
+         "pong-for-no-ping", "too-big"],
 )
 def test_a_client_that_breaks_the_wire_protocol_is_cut_off(
     listener: Listener, send: list[str | bytes], code: int
@@ -671,3 +676,154 @@ def test_a_connection_found_dead_during_a_game_counts_as_a_drop(
     finally:
         transport.close(grace=0.1)
     assert listener.drops("bob") == 1
+
+
+# -- adversaries, over raw sockets: nothing in them bounded by a client library --------------
+def _open_ws(port: int, token: str) -> tuple[int, socket.socket]:
+    """A raw TCP connection that sends the WebSocket opening request with ``token``: the HTTP
+    status the referee answers (101: open), and the socket."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Authorization: Bearer {token}\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(1)  # byte by byte: what follows the head stays in the socket
+        if not chunk:
+            return 0, sock
+        head += chunk
+    return int(head.split()[1]), sock
+
+
+def _header(opcode: int, length: int, final: bool = True) -> bytes:
+    """A client frame's header, masked with a zero key (the payload goes as it is)."""
+    first = (0x80 if final else 0) | opcode
+    if length < 126:
+        return bytes([first, 0x80 | length]) + bytes(4)
+    if length < 1 << 16:
+        return bytes([first, 0x80 | 126]) + length.to_bytes(2, "big") + bytes(4)
+    return bytes([first, 0x80 | 127]) + length.to_bytes(8, "big") + bytes(4)
+
+
+BIG = 20 << 20
+
+
+@pytest.mark.parametrize("shape", ["text", "binary", "text-in-fragments"])
+def test_a_20_mb_message_is_refused_unread_and_the_game_in_progress_plays_on(
+    listener: Listener, client: Client, shape: str
+) -> None:
+    """A client with a valid token sends a 20 MB message (whole, or in 64 KiB fragments):
+    the referee ends the connection before the message is whole, holds no more than a little
+    over its line limit of it (tracemalloc's peak in this process, where the listener runs),
+    and the game in progress goes on."""
+    chunk = b"x" * (1 << 16)
+    client(listener.url, TOKENS["alice"])
+    listener.wait_for(["alice"], 30)
+    player = EnginePlayer(EngineSpec.parse("remote:alice"), CONTROL)
+    view = first_view(Rules())
+    try:
+        player.start()
+        player.new_game(1, 0, Rules())
+        first = player.decide(view, Decision.OFFER)
+        status, sock = _open_ws(listener.port, TOKENS["bob"])
+        assert status == 101
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            written = 0
+            with pytest.raises(OSError), sock:  # cut off before the message is whole
+                if shape == "text-in-fragments":
+                    opcode = 0x1
+                    while written < BIG:
+                        sock.sendall(_header(opcode, len(chunk), final=False) + chunk)
+                        opcode, written = 0x0, written + len(chunk)
+                else:
+                    sock.sendall(_header(0x1 if shape == "text" else 0x2, BIG))
+                    while written < BIG:
+                        sock.sendall(chunk)
+                        written += len(chunk)
+                sock.sendall(_header(0x0, 0))  # the last fragment, or a frame after the message
+                while sock.recv(1 << 16):  # whole: whatever the referee says, up to its close
+                    pass
+                sock.sendall(b"x")  # the referee has closed: a reset
+            deadline = time.monotonic() + 10
+            while listener.connected() != ["alice"] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert written < BIG
+        assert peak - before < 2 * (listener.line_limit + 1024)  # far from 20 MB
+        assert listener.connected() == ["alice"]
+        assert player.decide(view, Decision.OFFER) == first  # the game goes on
+    finally:
+        player.close()
+
+
+def test_a_seated_client_flooding_empty_lines_fills_a_bounded_buffer(listener: Listener) -> None:
+    """Empty lines, as fast as a client can send them, while its seat reads none: each is
+    counted in the bound (it was counted 0, and the queue grew without end)."""
+
+    status, sock = _open_ws(listener.port, TOKENS["alice"])
+    assert status == 101
+    with sock:
+        listener.wait_for(["alice"], 30)
+        flood = (_header(0x1, 2) + b"1 ") * 4096  # session 1's empty line
+        sent: list[int] = [0]
+
+        def send() -> None:
+            with suppress(OSError):
+                while True:  # blocks once the referee stops reading
+                    sock.sendall(flood)
+                    sent[0] += 4096
+
+        transport = listener.open_session("alice", None)
+        connection = transport.connection
+        import threading
+
+        threading.Thread(target=send, daemon=True).start()
+        deadline = time.monotonic() + 30
+        while connection.pending <= PENDING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert connection.pending > PENDING
+        assert len(transport.session.items) <= PENDING // ITEM + 1
+        assert transport.read_line(1) == ""
+        transport.close(grace=0.1)
+
+
+def test_200_idle_clients_with_valid_tokens_keep_no_seat_s_engine_out(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hundred clients, each with a valid token of its own, complete the handshake before
+    the seat's engine and send nothing (no pong, and they are not dropped during the test):
+    MAX_CLIENTS get in, the others 503; the engine a seat waits for gets in past the cap and
+    plays its match; a client no seat waits for is still refused."""
+    from referee import Clock, Sandbox, play_match
+    from referee.seat import remote
+
+    monkeypatch.setattr(remote, "DEAD_AFTER", 3600.0)
+    crowd = {f"crowd{k:03}": f"crowd-token-{k:03}-0123456789" for k in range(201)}
+    with Listener({**TOKENS, **crowd}, "127.0.0.1", 0, first_wait=60.0) as listener:
+        answers = [_open_ws(listener.port, token) for token in list(crowd.values())[:200]]
+        try:
+            statuses = [status for status, _ in answers]
+            assert statuses.count(101) == remote.MAX_CLIENTS
+            assert statuses.count(503) == 200 - remote.MAX_CLIENTS
+            client(listener.url, TOKENS["alice"])  # refused at first, then let in
+            listener.wait_for(["alice"], 60)
+            result = play_match(
+                ["remote:alice", "random"], games=2, seed=5, clock=Clock(tc="inf"),
+                sandbox=Sandbox(mode="off"),
+            )
+            assert len(result.games) == 2 and result.to_json()["forfeits"] == []
+            status, late = _open_ws(listener.port, crowd["crowd200"])
+            late.close()
+            assert status == 503
+            assert len(listener.connected()) == remote.MAX_CLIENTS + 1
+        finally:
+            for _, sock in answers:
+                sock.close()
