@@ -90,6 +90,10 @@ MAX_CLIENTS: Final = 64
 OPEN_CAP: Final = 256
 """Connections open at once, authenticated or not: one more is closed at once, so that no
 crowd of clients can take the files and pipes the games need."""
+BREACH_PAUSE: Final = 5.0
+"""Seconds a name cut off for a breach of the wire protocol is refused (503) before it may
+connect again: well within ``RECONNECT_WAIT``, long enough that a client that breaches and
+comes back at once cannot take the loop from the games."""
 HEADER_TIMEOUT: Final = 10.0
 """Seconds a new connection has to complete its opening request (TLS included)."""
 _SLACK: Final = 1024
@@ -209,6 +213,7 @@ class Listener:
         self._server: asyncio.Server | None = None
         self._gate: Gate | None = None
         self._clients = 0
+        self._paused: dict[str, float] = {}  # name -> when it may connect again
         self._wanted: set[str] = set()  # names a seat has waited for: in over MAX_CLIENTS
         self._previous: Listener | None = None
 
@@ -481,6 +486,8 @@ class Listener:
             if name in self._connections:
                 log.info("remote engine %r: refused a second connection from %s", name, peer)
                 return web.Response(status=409, text=f"{name} is connected already\n")
+            if time.monotonic() < self._paused.get(name, 0.0):
+                return web.Response(status=503, text="cut off: try again later\n")
             if self._clients >= MAX_CLIENTS and name not in self._wanted:
                 return web.Response(status=503, text="too many clients\n")
             self._clients += 1
@@ -508,7 +515,8 @@ class Listener:
                     elif message.type is WSMsgType.BINARY:
                         if not await self._control(connection, message.data):
                             break
-                    else:
+                    else:  # closed; an error is a message too long or a bad frame: a breach
+                        connection.breached |= message.type is WSMsgType.ERROR
                         break
                     if not connection.room.is_set():
                         await connection.room.wait()
@@ -522,6 +530,8 @@ class Listener:
                         self._drops[name] = self._drops.get(name, 0) + 1
                 connection.end_all("lost its connection")
                 with self._cond:
+                    if connection.breached:  # a flood of breaches costs a pause each
+                        self._paused[name] = time.monotonic() + BREACH_PAUSE
                     if self._connections.get(name) is connection:
                         del self._connections[name]
                     self._cond.notify_all()
@@ -592,7 +602,7 @@ class Listener:
             now = time.monotonic()
             if any(now - sent > DEAD_AFTER for sent in connection.pings.values()):
                 connection.lost_in_game = connection.live  # the network, not a breach: a drop
-                await connection.cut_off(f"no pong for {DEAD_AFTER:g}s")
+                await connection.cut_off(f"no pong for {DEAD_AFTER:g}s", breach=False)
                 return
             if len(connection.pings) < 16:
                 connection.next_ping += 1

@@ -98,6 +98,7 @@ class Connection:
         self.last = 0  # the last session number given
         self.draining: dict[int, float] = {}  # stopped, their ``exited`` still to come: when
         self.open = True
+        self.breached = False  # cut off for a breach of the wire protocol
         self.lost_in_game = False  # found dead by its pings while a game of it was played
         self.pings: dict[int, float] = {}
         self.next_ping = 0
@@ -135,9 +136,11 @@ class Connection:
             if control is not None:
                 await self.ws.send_bytes(control.encode("ascii"))
 
-    async def cut_off(self, why: str) -> None:
-        """End the connection for a breach of the wire protocol."""
+    async def cut_off(self, why: str, breach: bool = True) -> None:
+        """End the connection: for a breach of the wire protocol (``breach``), or for a link
+        that no longer carries its messages."""
         log.warning("remote engine %r: cut off: %s", self.name, why)
+        self.breached = self.breached or breach
         self.end_all(f"was cut off: {why}")
         with contextlib.suppress(Exception):
             await self.ws.close(code=1008, message=why[:100].encode("ascii", "replace"))
@@ -164,7 +167,7 @@ class Connection:
             ) from None
 
     def _cut_off_soon(self, why: str) -> None:
-        self.loop.create_task(self.cut_off(why))
+        self.loop.create_task(self.cut_off(why, breach=False))
 
     def take(self, session: Session, timeout: float) -> Item | None:
         with self.cond:

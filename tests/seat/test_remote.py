@@ -277,8 +277,15 @@ async def _raw(url: str, token: str, send: list[str | bytes]) -> tuple[int | Non
          "pong-for-no-ping", "too-big"],
 )
 def test_a_client_that_breaks_the_wire_protocol_is_cut_off(
-    listener: Listener, send: list[str | bytes], code: int
+    listener: Listener, send: list[str | bytes], code: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Cut off, and refused for a pause (a client that breaches and comes back at once would
+    take the loop from the games); then it may connect again."""
+    import aiohttp
+
+    from referee.seat import remote
+
+    monkeypatch.setattr(remote, "BREACH_PAUSE", 1.0)
     closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], send))
     # A message too big may be cut off while the client still writes it: no close code then,
     # or an abnormal closure (1006).
@@ -286,7 +293,11 @@ def test_a_client_that_breaks_the_wire_protocol_is_cut_off(
     deadline = time.monotonic() + 5
     while listener.connected() and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert listener.connected() == []  # and bob may connect again
+    assert listener.connected() == []
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        asyncio.run(_raw(listener.url, TOKENS["bob"], ["ping"]))
+    assert refused.value.status == 503
+    time.sleep(1.0)  # the pause is over: bob may connect again
     closed_with, closed = asyncio.run(_raw(listener.url, TOKENS["bob"], ["ping"]))
     assert closed and closed_with == 1008
 
