@@ -207,6 +207,25 @@ class Adversary:
     def note(self, what: str) -> None:
         self.seen[what] += 1
 
+    async def let_in(
+        self, host: str, port: int, stop: asyncio.Event
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """A connection with the intruder's token, tried again (each refusal noted) until the
+        referee lets it in; None once ``stop`` is set."""
+        token = self.tokens["intruder"]
+        while not stop.is_set():
+            try:
+                status, reader, writer = await handshake(host, port, token)
+            except OSError:  # the referee is gone: the match is over
+                await asyncio.sleep(0.1)
+                continue
+            if status == 101:
+                return reader, writer
+            self.note(str(status))
+            _done(writer)
+            await asyncio.sleep(0.1)
+        return None
+
 
 @dataclass
 class SilentTcp(Adversary):
@@ -306,18 +325,8 @@ class Flooder(Adversary):
 
     async def during(self, host: str, port: int, stop: asyncio.Event) -> None:
         data = frame(self.opcode, self.payload) * 64
-        token = self.tokens["intruder"]
-        while not stop.is_set():
-            try:
-                status, reader, writer = await handshake(host, port, token)
-            except OSError:  # the referee is gone: the match is over
-                await asyncio.sleep(0.1)
-                continue
-            if status != 101:
-                self.note(str(status))
-                _done(writer)
-                await asyncio.sleep(0.1)
-                continue
+        while (connection := await self.let_in(host, port, stop)) is not None:
+            reader, writer = connection
             self.connections += 1
             closed = asyncio.create_task(close_code(reader, 3600))
             with contextlib.suppress(OSError):
@@ -350,18 +359,8 @@ class Big(Adversary):
 
     async def during(self, host: str, port: int, stop: asyncio.Event) -> None:
         chunk = (b"1 info string " + b"x" * _CHUNK)[:_CHUNK]
-        token = self.tokens["intruder"]
-        while not stop.is_set():
-            try:
-                status, reader, writer = await handshake(host, port, token)
-            except OSError:  # the referee is gone: the match is over
-                await asyncio.sleep(0.1)
-                continue
-            if status != 101:
-                self.note(str(status))
-                _done(writer)
-                await asyncio.sleep(0.1)
-                continue
+        while (connection := await self.let_in(host, port, stop)) is not None:
+            reader, writer = connection
             self.attempts += 1
             written = 0
             closed = asyncio.create_task(close_code(reader, 3600))
