@@ -56,6 +56,9 @@ SCHEMA_VERSION: Final = 1
 FILE_MODE: Final = 0o600
 """Every file of a tournament is its owner's alone: the store and the records hold the seed,
 which reveals every deck."""
+BUSY_TIMEOUT: Final = 30.0
+"""Seconds a connection to the store waits for a lock another holds (a run writing a game,
+a reader opening it on a busy machine) before it gives up."""
 
 _SCHEMA = """
 CREATE TABLE meta (
@@ -195,13 +198,16 @@ class Store:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp = folder / (STORE_NAME + ".new")
-            for leftover in (tmp, Path(str(tmp) + "-journal")):
+            for leftover in (tmp, *(Path(f"{tmp}-{end}") for end in ("journal", "wal", "shm"))):
                 leftover.unlink(missing_ok=True)
             # SQLite gives its journal and WAL files the database file's mode: create that
             # file first, owner only, so that no other user can read the seed or the results.
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
             db = sqlite3.connect(tmp, isolation_level=None)
             try:
+                # In WAL mode from the start: no open ever changes the journal's mode, which
+                # a reader opening the store at the same moment could find locked.
+                db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=FULL")
                 db.execute("BEGIN")
                 # executescript() would commit: run the statements one by one instead.
@@ -254,7 +260,7 @@ class Store:
         if not path.is_file():
             raise StoreError(f"{folder} holds no tournament (no {STORE_NAME})")
         try:
-            db = sqlite3.connect(path, isolation_level=None)
+            db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
