@@ -64,6 +64,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="also run the tests marked slow")
 
 
+def _not_first(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("slow")
+    return not (marker is not None and marker.kwargs.get("first", False))
+
+
 def _under_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -72,8 +77,13 @@ def _under_ci() -> bool:
 # them): a developer's run skips it, CI=true and --slow run it. They run in the files' order,
 # among the others: most of them are CPU-bound, and run side by side they only wait for each
 # other (on two cores, CI=true took 463 s with them first and 350 s in the files' order).
+#
+# The exception is a long test that mostly waits on the commands it runs one after another
+# (``slow(first=True)``): it starts first, on a worker of its own, so that it is not the
+# last test still running.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--slow") or _under_ci():
+        items.sort(key=_not_first)  # stable: the others keep the files' order
         return
     skip = pytest.mark.skip(reason="slow: runs under CI=true or with --slow")
     for item in items:

@@ -203,7 +203,7 @@ def test_the_library_examples_run_as_doctests() -> None:
         assert runner.failures == 0, body
 
 
-@pytest.mark.slow
+@pytest.mark.slow(first=True)  # 60 s of commands, one after another
 def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
     if shutil.which("node") is None:
         pytest.skip("the README plays the JavaScript engine: node is needed")
