@@ -70,7 +70,7 @@ Example config (every key but the engines has a default):
     time_margin = 0.1           # seconds of grace on every time limit
     output = "spring-cup"       # relative to this file
     # dask = "tcp://scheduler:8786"   # play on a Dask cluster (or "local:4")
-    # Engines that connect (remote = "NAME" in place of command; one game at a time):
+    # Engines that connect (remote = "NAME" in place of command; gin-connect --games K):
     # listen = "0.0.0.0:9000"   # where they connect (--listen)
     # tokens = "tokens.toml"    # their tokens, relative to this file (--tokens)
     # latency_margin = 0.2      # seconds added to their moves (--latency-margin)
