@@ -282,7 +282,8 @@ class ExpertEngine(Engine):
                 return Move.knock(knock)
         if len(candidates) == 1 and knock is None:
             return Move.discard(candidates[0])
-        count = params.search_worlds
+        # A knock is judged in at least as many worlds as without the search.
+        count = params.search_worlds if knock is None else max(params.worlds, params.search_worlds)
         played = self._worlds(view, evaluator, count)
         roots = [Move.discard(card) for card in candidates]
         table = play_candidates(played, hand.seat, roots, SEARCH_LIMITS)
