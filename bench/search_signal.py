@@ -138,8 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--search-worlds", type=int, default=100)
     parser.add_argument("--worlds", type=int, default=12, help="true worlds per decision")
     args = parser.parse_args(argv)
-    if min(args.deals, args.jobs, args.worlds, args.search_worlds) < 2:
-        parser.error("--deals, --jobs, --worlds and --search-worlds must be at least 2")
+    if args.deals < 1 or args.jobs < 1 or min(args.worlds, args.search_worlds) < 2:
+        parser.error("--deals and --jobs must be at least 1, --worlds and --search-worlds 2")
     ranges = deal_ranges(args.deals, chunk=2)
     jobs: list[Job] = [(r, args.seed, args.search_worlds, args.worlds) for r in ranges]
     points = play_in_pool(play_deals, jobs, [len(r) for r in ranges], args.jobs)
