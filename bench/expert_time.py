@@ -7,8 +7,10 @@ cost is measured: the mean against its default ``Movetime`` (20 ms, a ceiling on
 kept far from it), the largest against five times that, and both as a ratio to simple's
 decision, the cheapest sensible engine, measured in the same run.
 
-Usage: ``python bench/expert_time.py [--games N]``; exit 1 if the mean is over the Movetime or
-a decision over five times it.
+Usage: ``python bench/expert_time.py [--games N] [--movetime MS] [--set NAME=VALUE]``; exit 1
+if the mean is over the Movetime or a decision over five times it. ``--movetime`` times the
+expert at another ``Movetime``, ``--set`` with a field of ``engines.expert.strategy.Params``
+changed (as ``bench/expert_hands.py --set``; ``search=true``: the search over every decision).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.expert_hands import TunedExpert, parse_changes
 from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine
 from engines.simple_engine import SimpleEngine
 from ginproto.game import GameView
@@ -48,10 +51,26 @@ def timed(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games to play (default 200)")
+    parser.add_argument(
+        "--movetime", type=int, default=DEFAULT_MOVETIME, help="the expert's Movetime, in ms"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Params field of the expert (repeatable)",
+    )
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
-    expert, simple = ExpertEngine(), SimpleEngine()
+    if args.games < 1 or args.movetime < 1:
+        parser.error("--games and --movetime must be at least 1")
+    try:
+        changes = parse_changes(args.set)
+    except ValueError as error:
+        parser.error(str(error))
+    expert: ExpertEngine = TunedExpert(changes) if changes else ExpertEngine()
+    expert.set_option("Movetime", str(args.movetime))
+    simple = SimpleEngine()
     expert_times: list[float] = []
     simple_times: list[float] = []
     expert.decide = timed(expert.decide, expert_times)  # type: ignore[method-assign,assignment]
@@ -64,13 +83,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"\r{key + 1}/{args.games} games", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    target = DEFAULT_MOVETIME / 1000
+    movetime = args.movetime
+    target = movetime / 1000
     mean, worst = statistics.mean(expert_times), max(expert_times)
     base = statistics.mean(simple_times)
     print(f"decisions: expert {len(expert_times)}, simple {len(simple_times)}")
     print(f"simple, mean:  {base * 1e3:8.3f} ms (the baseline)")
     print(f"expert, mean:  {mean * 1e3:8.3f} ms = {mean / base:7.1f} x simple"
-          f" = {mean / target:.2f} of its Movetime ({DEFAULT_MOVETIME} ms)")
+          f" = {mean / target:.2f} of its Movetime ({movetime} ms)")
     print(f"expert, most:  {worst * 1e3:8.3f} ms = {worst / base:7.1f} x simple"
           f" = {worst / target:.2f} of its Movetime")
     ok = mean <= target and worst <= 5 * target

@@ -49,9 +49,10 @@ from typing import ClassVar
 
 from engines.expert.knowledge import WAITER_KNOCKING_TURNS, Knowledge
 from engines.expert.rollout import Showdown, play_outs, worlds
+from engines.expert.search import Table, choose, play_candidates
 from engines.expert.strategy import Evaluator, Params
 from ginproto.cards import Card
-from ginproto.hand import Hand, Outcome
+from ginproto.hand import Hand, Outcome, Phase
 from ginproto.melds import deadwood
 from ginproto.protocol import Go, HandOver, NewMatch
 from ginproto.sdk import Engine, GameView, Move, MoveKind, Option
@@ -70,6 +71,12 @@ DEFAULT_MOVETIME = 20
 WORK_PER_MS = 10
 MAX_MOVETIME = 60_000
 MAX_POSTERIOR = 1200
+# Worlds searched per unit of work, with ``Params.search``: each world plays out every candidate
+# (up to three, each branched into knocking at once and waiting for gin).
+SEARCH_PER_UNIT = 0.04
+MAX_SEARCH_WORLDS = 2000
+SEARCH_LIMITS: tuple[int | None, ...] = (None, 0)
+"""How this seat plays on in a searched play-out: knocking at once, or waiting for gin."""
 
 
 def budget_ms(movetime: int, go: Go) -> float:
@@ -93,6 +100,7 @@ def effort(budget: float) -> Params:
         deep_discards=int(min(6, work // 15)),
         worlds=int(min(1000, work * 0.45)),
         posterior=int(min(MAX_POSTERIOR, work * 2)),
+        search_worlds=int(min(MAX_SEARCH_WORLDS, work * SEARCH_PER_UNIT)),
     )
 
 
@@ -199,7 +207,19 @@ class ExpertEngine(Engine):
             return False
         top = hand.pile[-1]
         evaluator = self._evaluator(view)
-        return evaluator.take_gain(hand.cards, top) > evaluator.params.take_margin
+        wants = evaluator.take_gain(hand.cards, top) > evaluator.params.take_margin
+        params = evaluator.params
+        if not params.search or params.search_worlds <= 0:
+            return wants
+        # Taking and drawing from the stock (or passing the upcard), played out in the same
+        # worlds; the evaluation's choice stands unless the other is clearly better.
+        offer = hand.phase is Phase.OFFER
+        roots = [Move.take(), Move.pass_()] if offer else [Move.pile(), Move.stock()]
+        legal = hand.legal_moves()
+        if not all(root in legal for root in roots):
+            return wants
+        table = self._play(view, evaluator, roots)
+        return choose(table, 0 if wants else 1, params.search_z) == 0
 
     # -- discard or knock -----------------------------------------------------------------
     def discard(self, view: GameView) -> Move:
@@ -210,7 +230,10 @@ class ExpertEngine(Engine):
         allowed = [m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
         knocks = {m.card for m in legal if m.kind is MoveKind.KNOCK and m.card is not None}
         evaluator = self._evaluator(view)
-        if evaluator.params.worlds > 0:
+        params = evaluator.params
+        if params.search and params.search_worlds > 0:
+            return self._search_every(view, evaluator, allowed, knocks)
+        if params.worlds > 0:
             return self._search(view, evaluator, allowed, knocks)
         if knocks:
             move = self._knock(view, evaluator, knocks)
@@ -221,11 +244,59 @@ class ExpertEngine(Engine):
         return Move.discard(card)
 
     @staticmethod
-    def _worlds(view: GameView, evaluator: Evaluator) -> list[Hand]:
-        """The sampled worlds of a decision: opponent hands from the inference, each with the
-        rest of the unseen cards shuffled into a stock, dealt as hands by the rules core."""
-        hands = evaluator.opponent_hands(evaluator.params.worlds)
+    def _worlds(view: GameView, evaluator: Evaluator, count: int | None = None) -> list[Hand]:
+        """The sampled worlds of a decision (``count``, else ``Params.worlds``): opponent hands
+        from the inference, each with the rest of the unseen cards shuffled into a stock, dealt
+        as hands by the rules core."""
+        hands = evaluator.opponent_hands(evaluator.params.worlds if count is None else count)
         return worlds(view.hand, hands, evaluator.rng)
+
+    def _play(self, view: GameView, evaluator: Evaluator, roots: list[Move]) -> Table:
+        """Each of ``roots`` played out in the decision's ``Params.search_worlds`` worlds, by
+        a seat that then knocks at once and by one that waits for gin
+        (``engines.expert.search``)."""
+        count = evaluator.params.search_worlds
+        return play_candidates(
+            self._worlds(view, evaluator, count), view.hand.seat, roots, SEARCH_LIMITS
+        )
+
+    def _search_every(
+        self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
+    ) -> Move:
+        """The discard searched (``Params.search``): the best few discards by the evaluation,
+        each played out in the same worlds, the evaluation's first kept unless another is
+        clearly better (``engines.expert.search.choose``); a knock is then taken when its
+        showdown in those worlds is worth at least the chosen discard played on (in its better
+        way: knocking at once or waiting for gin). Gin is always taken."""
+        hand = view.hand
+        cards = hand.cards
+        params = evaluator.params
+        scores = evaluator.discard_scores(cards, allowed)
+        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        candidates = ranked[: max(1, params.search_candidates)]
+        knock: Card | None = None
+        if knocks:
+            after = evaluator.after_discards(cards)
+            knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
+            if after[knock] == 0:
+                return Move.knock(knock)
+        if len(candidates) == 1 and knock is None:
+            return Move.discard(candidates[0])
+        # A knock is judged in at least as many worlds as without the search.
+        count = params.search_worlds if knock is None else max(params.worlds, params.search_worlds)
+        played = self._worlds(view, evaluator, count)
+        roots = [Move.discard(card) for card in candidates]
+        table = play_candidates(played, hand.seat, roots, SEARCH_LIMITS)
+        chosen = choose(table, 0, params.search_z)
+        if knock is not None and played:
+            showdown = self._showdown(view, evaluator, knock)
+            seat = hand.seat
+            total = float(sum(showdown.points(world.cards(1 - seat)) for world in played))
+            if params.waiting > 0 and len(evaluator.knowledge.discarded) >= params.wait_from:
+                total = self._knock_against_waiting(showdown, evaluator, total, len(played))
+            if total / len(played) >= table.mean(chosen):
+                return Move.knock(knock)
+        return Move.discard(candidates[chosen])
 
     def _search(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
@@ -303,17 +374,21 @@ class ExpertEngine(Engine):
         return Showdown.of(view.hand, kept, hidden)
 
     @staticmethod
-    def _knock_against_waiting(showdown: Showdown, evaluator: Evaluator, total: float) -> float:
-        """The knock's total over the decision's worlds, with the share ``Params.waiting`` of
-        it scored instead against hands of an opponent that waited for gin
-        (``Evaluator.patient_hands``): such an opponent holds far less deadwood than the
-        inference's hands, and undercuts a knock that they would not."""
+    def _knock_against_waiting(
+        showdown: Showdown, evaluator: Evaluator, total: float, worlds: int | None = None
+    ) -> float:
+        """The knock's total over the decision's worlds (``worlds`` of them, else
+        ``Params.worlds``), with the share ``Params.waiting`` of it scored instead against
+        hands of an opponent that waited for gin (``Evaluator.patient_hands``): such an
+        opponent holds far less deadwood than the inference's hands, and undercuts a knock
+        that they would not."""
         params = evaluator.params
-        count = max(1, round(params.worlds * params.waiting))
+        played = params.worlds if worlds is None else worlds
+        count = max(1, round(played * params.waiting))
         patient = evaluator.patient_hands(count)
         waited = sum(showdown.points(hand) for hand in patient) / count
         share = params.waiting
-        return (1 - share) * total + share * waited * params.worlds
+        return (1 - share) * total + share * waited * played
 
     @staticmethod
     def _play_on(world: Hand, card: Card, seat: int, limits: list[int | None]) -> list[int]:

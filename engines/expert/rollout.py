@@ -39,6 +39,23 @@ _STOCK, _PILE, _TAKE, _PASS = Move.stock(), Move.pile(), Move.take(), Move.pass_
 _BIG_GIN = Move.big_gin()
 _DRAW, _DISCARD, _OFFER = Phase.DRAW, Phase.DISCARD, Phase.OFFER
 
+# The policy's discards depend on the cards alone, and play-outs of one decision meet the same
+# hands again (the candidates share their worlds): kept in a plain dict of ints, emptied when
+# full (the garbage collector never scans it).
+_DISCARDS: dict[int, tuple[int, int]] = {}
+_DISCARDS_LIMIT = 400_000
+
+
+def _best_discard(hand: int, banned: int) -> tuple[int, int]:
+    """``mask_best_discard(hand, banned)``, cached."""
+    key = hand << 6 | (banned + 1)
+    found = _DISCARDS.get(key)
+    if found is None:
+        if len(_DISCARDS) >= _DISCARDS_LIMIT:
+            _DISCARDS.clear()
+        found = _DISCARDS[key] = mask_best_discard(hand, banned)
+    return found
+
 
 def points(hand: Hand, seat: int) -> int:
     """The points ``seat`` won in the finished ``hand`` (negative: lost; 0: drawn)."""
@@ -109,7 +126,7 @@ def play_outs(world: Hand, seat: int, limits: Sequence[int | None]) -> list[int]
             banned = -1
             if taken is not None and not world.is_legal(Move.discard(taken)):
                 banned = taken.index
-            card, dw = mask_best_discard(world.mask(mover), banned)
+            card, dw = _best_discard(world.mask(mover), banned)
             knock = Move.knock(DECK[card])
             if world.is_legal(knock):
                 if mover != seat:
@@ -133,7 +150,7 @@ def play_outs(world: Hand, seat: int, limits: Sequence[int | None]) -> list[int]
             if any(move is take for move in legal):
                 top = world.pile[-1]
                 mask = world.mask(mover) | 1 << top.index
-                if mask_best_discard(mask, top.index)[1] < dws[mover]:
+                if _best_discard(mask, top.index)[1] < dws[mover]:
                     world.apply(take)
                     continue
             world.apply(_STOCK if phase is _DRAW else _PASS)

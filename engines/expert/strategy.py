@@ -108,6 +108,10 @@ class Params:
     wait_odds: float = 10.0  # ... its odds times this for each hand of the match that showed it
     wait_from: int = 8  # ... its knocks scored against its hands from its discard number this
     hold_low: int = 0  # a knock also weighed against playing on to knock with this deadwood
+    search: bool = False  # the draw and every discard searched too, not only the knock ...
+    search_worlds: int = 0  # ... in this many sampled worlds per decision (0: none) ...
+    search_candidates: int = 3  # ... among this many discards, best by the evaluation ...
+    search_z: float = 2.0  # ... the evaluation's choice overridden only this many errors apart
 
 
 class Evaluator:

@@ -1,0 +1,156 @@
+"""Do the search's play-outs tell the expert's candidates apart as the true position does?
+
+    python bench/search_signal.py [--deals 20] [--search-worlds 100] [--worlds 12]
+
+At each decision of the expert as it is (against ``simple``, single hands, both seats) with two
+candidates (taking the pile's top card or drawing from the stock; the evaluation's two best
+discards, at a discard where no knock is legal), it measures the second candidate against the
+first twice:
+
+- **as the search sees it**: the paired mean difference over ``--search-worlds`` sampled worlds
+  (``engines.expert.search.play_candidates``, the search's play-outs, each candidate worth its
+  better way to play on), and its standard error;
+- **as it is**: both moves played on from the true position (the opponent's real cards) in
+  ``--worlds`` worlds that differ only in the stock's order, by the expert as it is (Movetime 5)
+  and ``simple`` (``bench/search_decisions.py``'s ``gain``).
+
+It prints the slope of the true difference on the search's, with its 95 % interval (0: the
+search sees nothing; 1: it sees the differences at their size), their correlation, and the
+mean true difference where the search finds the second candidate better by more than 2 and 3
+standard errors: what an override at that margin would gain. Every decision gives a point,
+not only the rare one the search overrides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import random  # noqa: E402
+
+from bench.expert_hands import add_deal_options, deal_ranges, play_in_pool  # noqa: E402
+from bench.search_decisions import decide, gain, game_view  # noqa: E402
+from engines.expert.search import play_candidates  # noqa: E402
+from engines.expert_engine import SEARCH_LIMITS, ExpertEngine  # noqa: E402
+from engines.simple_engine import SimpleEngine  # noqa: E402
+from ginproto.cards import DECK  # noqa: E402
+from ginproto.hand import Hand, Phase  # noqa: E402
+from ginproto.moves import Move, MoveKind  # noqa: E402
+from ginproto.rules import Rules  # noqa: E402
+
+Point = tuple[str, float, float, float]
+"""One decision: its kind, the search's difference, its standard error, the true difference."""
+Job = tuple[range, str, int, int]
+
+
+def candidates(engine: ExpertEngine, hand: Hand, seat: int) -> list[Move] | None:
+    """The expert's first and second choice at ``hand`` (``seat`` to move), or None."""
+    view = game_view(hand, seat)
+    legal = hand.legal_moves()
+    if hand.phase is Phase.DISCARD:
+        if any(m.kind in (MoveKind.KNOCK, MoveKind.BIG_GIN) for m in legal):
+            return None
+        allowed = [m.card for m in legal if m.kind is MoveKind.DISCARD and m.card is not None]
+        evaluator = engine._evaluator(view)
+        scores = evaluator.discard_scores(view.hand.cards, allowed)
+        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        if len(ranked) < 2:
+            return None
+        return [Move.discard(ranked[0]), Move.discard(ranked[1])]
+    first = decide(engine, hand)
+    other = {Move.take(): Move.pass_(), Move.pass_(): Move.take(), Move.pile(): Move.stock(),
+             Move.stock(): Move.pile()}[first]
+    if other not in legal:
+        return None
+    return [first, other]
+
+
+def play_deals(job: Job) -> list[Point]:
+    keys, seed, search_worlds, worlds = job
+    rules = Rules(target=1)
+    out: list[Point] = []
+    for key in keys:
+        for seat in (0, 1):
+            base, rival = ExpertEngine(), SimpleEngine()
+            player = ExpertEngine()
+            player.set_option("Movetime", "5")
+            later = [player, SimpleEngine()] if seat == 0 else [SimpleEngine(), player]
+            deck = list(DECK)
+            random.Random(f"{seed}:{key}").shuffle(deck)
+            hand = Hand(rules, deck, dealer=key % 2)
+            while not hand.is_over:
+                if hand.to_move != seat:
+                    hand.apply(decide(rival, hand))
+                    continue
+                pair = candidates(base, hand, seat)
+                if pair is not None:
+                    view = game_view(hand, seat)
+                    evaluator = base._evaluator(view)
+                    played = base._worlds(view, evaluator, search_worlds)
+                    table = play_candidates(played, seat, pair, SEARCH_LIMITS)
+                    diffs = [a - b for a, b in zip(table.row(1), table.row(0), strict=True)]
+                    mean = statistics.mean(diffs)
+                    se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+                    where = f"{seed}:{key}:{seat}:{len(hand.history)}"
+                    truth = gain(hand, seat, pair[0], pair[1], later, worlds, where)
+                    kind = "discard" if hand.phase is Phase.DISCARD else "draw"
+                    out.append((kind, mean, se, truth))
+                hand.apply(decide(base, hand))
+    return out
+
+
+def report(points: Sequence[Point], label: str) -> None:
+    if len(points) < 3:
+        print(f"  {label}: {len(points)} decisions")
+        return
+    xs = [p[1] for p in points]
+    ys = [p[3] for p in points]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    slope = sxy / sxx if sxx > 0 else 0.0
+    resid = [y - my - slope * (x - mx) for x, y in zip(xs, ys, strict=True)]
+    se = math.sqrt(sum(r * r for r in resid) / (len(xs) - 2) / sxx) if sxx > 0 else math.inf
+    corr = statistics.correlation(xs, ys) if sxx > 0 and len(set(ys)) > 1 else 0.0
+    print(f"  {label}: {len(points)} decisions; search's difference {mx:+.2f}, true {my:+.2f};"
+          f" slope {slope:+.3f} ± {1.96 * se:.3f}, correlation {corr:+.3f}")
+    for z in (2.0, 3.0):
+        sure = [p[3] for p in points if p[1] > z * p[2]]
+        if len(sure) > 1:
+            half = 1.96 * statistics.stdev(sure) / math.sqrt(len(sure))
+            print(f"    the search sure of the second by {z:.0f} errors: {len(sure)} decisions,"
+                  f" true difference {statistics.mean(sure):+.2f} ± {half:.2f}")
+        else:
+            print(f"    the search sure of the second by {z:.0f} errors: {len(sure)} decisions")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_deal_options(parser, deals=20, seed="signal")
+    parser.add_argument("--search-worlds", type=int, default=100)
+    parser.add_argument("--worlds", type=int, default=12, help="true worlds per decision")
+    args = parser.parse_args(argv)
+    if args.deals < 1 or args.jobs < 1 or min(args.worlds, args.search_worlds) < 2:
+        parser.error("--deals and --jobs must be at least 1, --worlds and --search-worlds 2")
+    ranges = deal_ranges(args.deals, chunk=2)
+    jobs: list[Job] = [(r, args.seed, args.search_worlds, args.worlds) for r in ranges]
+    points = play_in_pool(play_deals, jobs, [len(r) for r in ranges], args.jobs)
+    print(f"{2 * args.deals} hands against simple (seed {args.seed!r}): the expert's second"
+          f" candidate against its first, the search's {args.search_worlds} worlds against"
+          f" {args.worlds} true worlds")
+    for kind in ("draw", "discard"):
+        report([p for p in points if p[0] == kind], kind)
+    report(points, "all")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
