@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+from collections.abc import Sequence
 from typing import ClassVar
 
 from engines.expert.knowledge import WAITER_KNOCKING_TURNS, Knowledge
@@ -260,6 +261,24 @@ class ExpertEngine(Engine):
             self._worlds(view, evaluator, count), view.hand.seat, roots, SEARCH_LIMITS
         )
 
+    @staticmethod
+    def _options(
+        evaluator: Evaluator,
+        cards: Sequence[Card],
+        allowed: list[Card],
+        knocks: set[Card],
+        count: int,
+    ) -> tuple[list[Card], Card | None, bool]:
+        """The ``count`` best discards by the evaluation, the best knock (None: none is
+        legal) and whether that knock is gin."""
+        scores = evaluator.discard_scores(cards, allowed)
+        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
+        if not knocks:
+            return ranked[:count], None, False
+        after = evaluator.after_discards(cards)
+        knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
+        return ranked[:count], knock, after[knock] == 0
+
     def _search_every(
         self, view: GameView, evaluator: Evaluator, allowed: list[Card], knocks: set[Card]
     ) -> Move:
@@ -269,17 +288,12 @@ class ExpertEngine(Engine):
         showdown in those worlds is worth at least the chosen discard played on (in its better
         way: knocking at once or waiting for gin). Gin is always taken."""
         hand = view.hand
-        cards = hand.cards
         params = evaluator.params
-        scores = evaluator.discard_scores(cards, allowed)
-        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
-        candidates = ranked[: max(1, params.search_candidates)]
-        knock: Card | None = None
-        if knocks:
-            after = evaluator.after_discards(cards)
-            knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
-            if after[knock] == 0:
-                return Move.knock(knock)
+        candidates, knock, gin = self._options(
+            evaluator, hand.cards, allowed, knocks, max(1, params.search_candidates)
+        )
+        if gin and knock is not None:
+            return Move.knock(knock)
         if len(candidates) == 1 and knock is None:
             return Move.discard(candidates[0])
         # A knock is judged in at least as many worlds as without the search.
@@ -308,17 +322,12 @@ class ExpertEngine(Engine):
         worlds are too noisy to rank discards the evaluation already orders, so by default
         only the knock is searched."""
         hand = view.hand
-        cards = hand.cards
         params = evaluator.params
-        scores = evaluator.discard_scores(cards, allowed)
-        ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
-        candidates = ranked[: params.candidates]
-        knock: Card | None = None
-        if knocks:
-            after = evaluator.after_discards(cards)
-            knock = min(knocks, key=lambda c: (after[c], -c.value, -c.index))
-            if after[knock] == 0:
-                return Move.knock(knock)
+        candidates, knock, gin = self._options(
+            evaluator, hand.cards, allowed, knocks, params.candidates
+        )
+        if gin and knock is not None:
+            return Move.knock(knock)
         if len(candidates) == 1 and knock is None:
             return Move.discard(candidates[0])
         seat = hand.seat
@@ -357,7 +366,8 @@ class ExpertEngine(Engine):
             and len(evaluator.knowledge.discarded) >= params.wait_from
         ):
             knock_total = self._knock_against_waiting(showdown, evaluator, knock_total)
-        best = max(candidates, key=lambda c: (totals[c], -scores[c]))
+        # Equal totals: the one the evaluation ranks first.
+        best = max(candidates, key=lambda c: (totals[c], -candidates.index(c)))
         if low and low_total > max(knock_total, totals[best], hold_total if hold else -1e9):
             return Move.discard(hold_card)
         if hold and hold_total > max(knock_total, totals[best]):
