@@ -3,6 +3,8 @@
     python bench/expert_hands.py --set danger_points=9 [--deals 500] [--seed hands] [--jobs 2]
     python bench/expert_hands.py --movetime 50
     python bench/expert_hands.py --opponent camper
+    python bench/expert_hands.py --opponent camper --rule undercut_bonus=25
+    python bench/expert_hands.py --opponent expert --movetime 100 --set search=true
 
 Whole games are a blunt measure of a change to the expert: 2 000 of them give an Elo interval
 about 35 points wide. This bench plays single hands (``Rules(target=1)``) in process against
@@ -18,10 +20,11 @@ field for both experts: ``--base waiting=0.95`` plays single hands as if each ex
 already learnt, in the hands of a match, that its opponent waits for gin (a single hand is a
 match of its own, in which the chance starts at ``Params.waiting``). The two experts play the same
 deals, with the same ``Seed`` option. ``--opponent camper`` plays them against ``camper``
-(a player that waits for gin) instead of ``simple``. ``--cache FILE`` keeps the baseline's hands
-in a file, so that the next run against the same deals plays only the changed expert; they are
-kept under a digest of the sources, or under ``--cache-key NAME`` for changes that leave the
-baseline as it was.
+(a player that waits for gin) instead of ``simple``, and ``--opponent expert`` against the
+expert as it is (at the default Movetime): a changed expert in self-play. ``--cache FILE``
+keeps the baseline's hands in a file, so that the next run against the same deals plays only
+the changed expert; they are kept under a digest of the sources, or under ``--cache-key NAME``
+for changes that leave the baseline as it was.
 
 Beside the points it prints, for each expert, how often its knocks without gin were undercut,
 in all and by the cards drawn in the hand before the knock (both seats' draws, from the stock
@@ -54,12 +57,16 @@ from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
 from ginproto.hand import Outcome  # noqa: E402
 from ginproto.moves import MoveKind  # noqa: E402
-from ginproto.rules import Rules  # noqa: E402
+from ginproto.rules import Rules, RulesError  # noqa: E402
 from ginproto.sdk import Engine  # noqa: E402
 from ginproto.table import play_game  # noqa: E402
 
 Change = dict[str, Any]
-OPPONENTS: dict[str, Callable[[], Engine]] = {"simple": SimpleEngine, "camper": CamperEngine}
+OPPONENTS: dict[str, Callable[[], Engine]] = {
+    "simple": SimpleEngine,
+    "camper": CamperEngine,
+    "expert": ExpertEngine,
+}
 """The opponents the bench can play against, by name."""
 DRAW_BANDS = ((0, 5), (6, 11), (12, 17), (18, 23), (24, 29), (30, 99))
 """The bands of cards drawn in a hand before a knock, by which undercuts are counted."""
@@ -150,6 +157,19 @@ def play_in_pool(
     return results
 
 
+def parse_rules(items: Sequence[str]) -> Rules:
+    """Single hands' rules (``Rules(target=1)``) with ``NAME=VALUE`` changes (``--rule``)."""
+    params = {"target": "1"}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--rule: expected NAME=VALUE, not {item!r}")
+        if name.strip() == "target":
+            raise ValueError("--rule: a single hand is played to target 1")
+        params[name.strip().replace("-", "_")] = value
+    return Rules.from_params(params)
+
+
 def add_deal_options(parser: argparse.ArgumentParser, deals: int, seed: str) -> None:
     """The options of every bench of single hands: ``--deals``, ``--seed`` and ``--jobs``."""
     parser.add_argument(
@@ -202,10 +222,10 @@ Deal = tuple[tuple[HandResult, HandResult], tuple[HandResult, HandResult]]
 
 
 Pair = tuple[HandResult, HandResult]
-DealJob = tuple[range, str, Change, int, str, dict[int, Pair], Change]
+DealJob = tuple[range, str, Change, int, str, dict[int, Pair], Change, Rules]
 """A job of ``play_deals``: the deals, the seed, the changes, the changed expert's Movetime,
-the opponent's name, the baseline's hands of the deals already known, and the changes both
-experts share (``--base``)."""
+the opponent's name, the baseline's hands of the deals already known, the changes both
+experts share (``--base``) and the rules of the hands."""
 
 
 def experts(shared: Change, changes: Change, movetime: int) -> tuple[ExpertEngine, ExpertEngine]:
@@ -220,8 +240,7 @@ def experts(shared: Change, changes: Change, movetime: int) -> tuple[ExpertEngin
 def play_deals(job: DealJob) -> list[Deal]:
     """For each deal of the range, the baseline's and the changed expert's hands from both
     seats. The baseline's are played only for the deals whose hands are not given."""
-    keys, seed, changes, movetime, opponent, known, shared = job
-    rules = Rules(target=1)
+    keys, seed, changes, movetime, opponent, known, shared, rules = job
     base, tuned = experts(shared, changes, movetime)
     make = OPPONENTS[opponent]
 
@@ -344,6 +363,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the changed expert's Movetime option, in ms",
     )
     parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a rule of the hands, as ginref's --rule (repeatable): for example undercut_bonus=25",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
         help="a JSON file that keeps the baseline's hands between runs (kept apart by seed,"
@@ -358,7 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         changes = parse_changes(args.set)
         shared = parse_changes(args.base)
-    except ValueError as error:
+        rules = parse_rules(args.rule)
+    except (ValueError, RulesError) as error:
         parser.error(str(error))
     if args.deals < 1 or args.jobs < 1 or args.movetime < 0:
         parser.error("--deals and --jobs must be at least 1, --movetime at least 0")
@@ -366,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     prefix = f"{digest}:{args.opponent}:{args.seed}"
     if shared:
         prefix += ":" + ",".join(sorted(args.base))
+    if args.rule:
+        prefix += ":rules " + ",".join(f"{k}={v}" for k, v in sorted(rules.changes().items()))
     known = load_cache(args.cache, prefix)
     ranges = deal_ranges(args.deals, args.first)
     jobs: list[DealJob] = [
@@ -377,6 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.opponent,
             {k: known[k] for k in deals if k in known},
             shared,
+            rules,
         )
         for deals in ranges
     ]
@@ -404,6 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{hands} hands against {args.opponent} ({len(results)} deals from both seats,"
         f" seed {args.seed!r})" + (f", both with {', '.join(args.base)}" if shared else "")
+        + (f", rules {', '.join(args.rule)}" if args.rule else "")
     )
     print(f"  expert as it is        {base:+.3f} points per hand")
     print(f"  expert with {label}: {tuned:+.3f} points per hand")

@@ -1,6 +1,7 @@
 """Do the search's play-outs tell the expert's candidates apart as the true position does?
 
     python bench/search_signal.py [--deals 20] [--search-worlds 100] [--worlds 12]
+                                  [--see-cards] [--save FILE]
 
 At each decision of the expert as it is (against ``simple``, single hands, both seats) with two
 candidates (taking the pile's top card or drawing from the stock; the evaluation's two best
@@ -17,13 +18,22 @@ first twice:
 It prints the slope of the true difference on the search's, with its 95 % interval (0: the
 search sees nothing; 1: it sees the differences at their size), their correlation, and the
 mean true difference where the search finds the second candidate better by more than 2 and 3
-standard errors: what an override at that margin would gain. Every decision gives a point,
-not only the rare one the search overrides.
+standard errors, and above the difference at which the fitted line's true difference turns
+positive: what an override at that margin would gain. Every decision gives a point, not only
+the rare one the search overrides. Each kind of decision is also split at the median of the
+evaluation's own margin between the two candidates: where it is least sure and where it is
+surest of its first.
+
+``--see-cards`` gives the search the opponent's real cards (its worlds differ only in the
+stock's order, drawn apart from the true worlds): what its play-outs see with a perfect
+inference, so that what the play-out policy loses and what the inference loses can be told
+apart. ``--save`` writes every decision's figures to a file, one JSON object a line.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
@@ -37,7 +47,7 @@ if str(ROOT) not in sys.path:
 import random  # noqa: E402
 
 from bench.expert_hands import add_deal_options, deal_ranges, play_in_pool  # noqa: E402
-from bench.search_decisions import decide, gain, game_view  # noqa: E402
+from bench.search_decisions import decide, gain, game_view, true_worlds  # noqa: E402
 from engines.expert.search import play_candidates  # noqa: E402
 from engines.expert_engine import SEARCH_LIMITS, ExpertEngine  # noqa: E402
 from engines.simple_engine import SimpleEngine  # noqa: E402
@@ -46,13 +56,15 @@ from ginproto.hand import Hand, Phase  # noqa: E402
 from ginproto.moves import Move, MoveKind  # noqa: E402
 from ginproto.rules import Rules  # noqa: E402
 
-Point = tuple[str, float, float, float]
-"""One decision: its kind, the search's difference, its standard error, the true difference."""
-Job = tuple[range, str, int, int]
+Point = tuple[str, float, float, float, float]
+"""One decision: its kind, the search's difference, its standard error, the true difference,
+and the evaluation's own margin between the two candidates (how sure it is of the first)."""
+Job = tuple[range, str, int, int, bool]
 
 
-def candidates(engine: ExpertEngine, hand: Hand, seat: int) -> list[Move] | None:
-    """The expert's first and second choice at ``hand`` (``seat`` to move), or None."""
+def candidates(engine: ExpertEngine, hand: Hand, seat: int) -> tuple[list[Move], float] | None:
+    """The expert's first and second choice at ``hand`` (``seat`` to move) and the
+    evaluation's margin between them (0: a tie), or None."""
     view = game_view(hand, seat)
     legal = hand.legal_moves()
     if hand.phase is Phase.DISCARD:
@@ -64,17 +76,21 @@ def candidates(engine: ExpertEngine, hand: Hand, seat: int) -> list[Move] | None
         ranked = sorted(scores, key=lambda c: (scores[c], -c.value, -c.index))
         if len(ranked) < 2:
             return None
-        return [Move.discard(ranked[0]), Move.discard(ranked[1])]
+        margin = scores[ranked[1]] - scores[ranked[0]]
+        return [Move.discard(ranked[0]), Move.discard(ranked[1])], margin
     first = decide(engine, hand)
     other = {Move.take(): Move.pass_(), Move.pass_(): Move.take(), Move.pile(): Move.stock(),
              Move.stock(): Move.pile()}[first]
     if other not in legal:
         return None
-    return [first, other]
+    evaluator = engine._evaluator(view)
+    top = hand.pile[-1]
+    margin = abs(evaluator.take_gain(view.hand.cards, top) - evaluator.params.take_margin)
+    return [first, other], margin
 
 
 def play_deals(job: Job) -> list[Point]:
-    keys, seed, search_worlds, worlds = job
+    keys, seed, search_worlds, worlds, see_cards = job
     rules = Rules(target=1)
     out: list[Point] = []
     for key in keys:
@@ -90,19 +106,23 @@ def play_deals(job: Job) -> list[Point]:
                 if hand.to_move != seat:
                     hand.apply(decide(rival, hand))
                     continue
-                pair = candidates(base, hand, seat)
-                if pair is not None:
+                found = candidates(base, hand, seat)
+                if found is not None:
+                    pair, margin = found
                     view = game_view(hand, seat)
                     evaluator = base._evaluator(view)
-                    played = base._worlds(view, evaluator, search_worlds)
+                    where = f"{seed}:{key}:{seat}:{len(hand.history)}"
+                    if see_cards:
+                        played = true_worlds(hand, seat, search_worlds, random.Random(f"s{where}"))
+                    else:
+                        played = base._worlds(view, evaluator, search_worlds)
                     table = play_candidates(played, seat, pair, SEARCH_LIMITS)
                     diffs = [a - b for a, b in zip(table.row(1), table.row(0), strict=True)]
                     mean = statistics.mean(diffs)
                     se = statistics.stdev(diffs) / math.sqrt(len(diffs))
-                    where = f"{seed}:{key}:{seat}:{len(hand.history)}"
                     truth = gain(hand, seat, pair[0], pair[1], later, worlds, where)
                     kind = "discard" if hand.phase is Phase.DISCARD else "draw"
-                    out.append((kind, mean, se, truth))
+                    out.append((kind, mean, se, truth, margin))
                 hand.apply(decide(base, hand))
     return out
 
@@ -122,6 +142,16 @@ def report(points: Sequence[Point], label: str) -> None:
     corr = statistics.correlation(xs, ys) if sxx > 0 and len(set(ys)) > 1 else 0.0
     print(f"  {label}: {len(points)} decisions; search's difference {mx:+.2f}, true {my:+.2f};"
           f" slope {slope:+.3f} ± {1.96 * se:.3f}, correlation {corr:+.3f}")
+    # The override the fitted line calls worth it: the search's difference above the one at
+    # which the expected true difference turns positive (fitted on these same decisions).
+    if slope > 0:
+        even = mx - my / slope
+        above = [p[3] for p in points if p[1] > even]
+        if len(above) > 1:
+            half = 1.96 * statistics.stdev(above) / math.sqrt(len(above))
+            print(f"    the search's difference above {even:+.2f} (the line's break-even):"
+                  f" {len(above)} decisions, true difference {statistics.mean(above):+.2f}"
+                  f" ± {half:.2f}")
     for z in (2.0, 3.0):
         sure = [p[3] for p in points if p[1] > z * p[2]]
         if len(sure) > 1:
@@ -137,17 +167,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_deal_options(parser, deals=20, seed="signal")
     parser.add_argument("--search-worlds", type=int, default=100)
     parser.add_argument("--worlds", type=int, default=12, help="true worlds per decision")
+    parser.add_argument("--see-cards", action="store_true",
+                        help="the search's worlds hold the opponent's real cards (only the stock"
+                        " is guessed): what its play-outs see with a perfect inference")
+    parser.add_argument("--save", type=Path, metavar="FILE",
+                        help="also write every decision's figures to FILE, as JSON lines")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.jobs < 1 or min(args.worlds, args.search_worlds) < 2:
         parser.error("--deals and --jobs must be at least 1, --worlds and --search-worlds 2")
     ranges = deal_ranges(args.deals, chunk=2)
-    jobs: list[Job] = [(r, args.seed, args.search_worlds, args.worlds) for r in ranges]
+    jobs: list[Job] = [
+        (r, args.seed, args.search_worlds, args.worlds, args.see_cards) for r in ranges
+    ]
     points = play_in_pool(play_deals, jobs, [len(r) for r in ranges], args.jobs)
+    if args.save is not None:
+        fields = ("kind", "search", "error", "truth", "margin")
+        with args.save.open("w") as out:
+            for point in points:
+                out.write(json.dumps(dict(zip(fields, point, strict=True))) + "\n")
     print(f"{2 * args.deals} hands against simple (seed {args.seed!r}): the expert's second"
           f" candidate against its first, the search's {args.search_worlds} worlds against"
           f" {args.worlds} true worlds")
     for kind in ("draw", "discard"):
-        report([p for p in points if p[0] == kind], kind)
+        chosen = [p for p in points if p[0] == kind]
+        report(chosen, kind)
+        if len(chosen) >= 6:
+            # Where the evaluation is least sure of its first choice, and where it is surest.
+            cut = statistics.median(p[4] for p in chosen)
+            label = f"{kind}, the evaluation's margin"
+            report([p for p in chosen if p[4] <= cut], f"{label} <= {cut:.2f}")
+            report([p for p in chosen if p[4] > cut], f"{label} > {cut:.2f}")
     report(points, "all")
     return 0
 

@@ -26,7 +26,7 @@ from ginproto.hand import Hand
 from ginproto.melds import cards_mask, deadwood, discard_deadwoods
 from ginproto.moves import Move, MoveKind
 from ginproto.protocol import Go, NewMatch
-from ginproto.rules import Rules, Variant
+from ginproto.rules import Rules, RulesError, Variant
 from ginproto.table import Decision, play_game
 from referee.cli import cli
 
@@ -499,6 +499,21 @@ def test_the_strength_bench_gives_both_experts_the_shared_changes() -> None:
     assert (base.option("Movetime"), tuned.option("Movetime")) == (20, 200)
     # Without shared changes the baseline is the expert as it is.
     assert type(experts({}, {}, 20)[0]) is ExpertEngine
+
+
+def test_the_strength_bench_plays_single_hands_under_the_rules_asked_for() -> None:
+    from bench.expert_hands import parse_rules
+
+    rules = parse_rules(["undercut_bonus=25", "knock-limit=5"])
+    assert (rules.target, rules.undercut_bonus, rules.knock_limit) == (1, 25, 5)
+    assert parse_rules([]) == Rules(target=1)
+    for bad, said in [
+        (["undercut_bonsu=25"], "did you mean 'undercut_bonus'"),
+        (["undercut_bonus"], "expected NAME=VALUE"),
+        (["target=100"], "single hand"),
+    ]:
+        with pytest.raises((ValueError, RulesError), match=said):
+            parse_rules(bad)
 
 
 def test_the_danger_bench_labels_each_card_by_the_opponents_hand_at_that_moment() -> None:
