@@ -27,7 +27,8 @@ surest of its first.
 ``--see-cards`` gives the search the opponent's real cards (its worlds differ only in the
 stock's order, drawn apart from the true worlds): what its play-outs see with a perfect
 inference, so that what the play-out policy loses and what the inference loses can be told
-apart. ``--save`` writes every decision's figures to a file, one JSON object a line.
+apart. ``--save FILE`` writes every decision's figures to a file, one JSON object a line, and
+``--load FILE`` reports them again without playing.
 """
 
 from __future__ import annotations
@@ -127,7 +128,19 @@ def play_deals(job: Job) -> list[Point]:
     return out
 
 
-def report(points: Sequence[Point], label: str) -> None:
+def overridden(truths: Sequence[float], hands: int) -> str:
+    """What overriding the evaluation at the decisions of ``truths`` gains: their count, mean
+    true difference, and the sum spread over the ``hands`` (95 % intervals)."""
+    if len(truths) < 2:
+        return f"{len(truths)} decisions"
+    spread = statistics.stdev(truths)
+    half = 1.96 * spread / math.sqrt(len(truths))
+    per_hand = 1.96 * spread * math.sqrt(len(truths)) / hands
+    return (f"{len(truths)} decisions, true difference {statistics.mean(truths):+.2f} ± {half:.2f},"
+            f" {sum(truths) / hands:+.2f} ± {per_hand:.2f} per hand")
+
+
+def report(points: Sequence[Point], label: str, hands: int) -> None:
     if len(points) < 3:
         print(f"  {label}: {len(points)} decisions")
         return
@@ -147,19 +160,24 @@ def report(points: Sequence[Point], label: str) -> None:
     if slope > 0:
         even = mx - my / slope
         above = [p[3] for p in points if p[1] > even]
-        if len(above) > 1:
-            half = 1.96 * statistics.stdev(above) / math.sqrt(len(above))
-            print(f"    the search's difference above {even:+.2f} (the line's break-even):"
-                  f" {len(above)} decisions, true difference {statistics.mean(above):+.2f}"
-                  f" ± {half:.2f}")
+        print(f"    the search's difference above {even:+.2f} (the line's break-even):"
+              f" {overridden(above, hands)}")
     for z in (2.0, 3.0):
         sure = [p[3] for p in points if p[1] > z * p[2]]
-        if len(sure) > 1:
-            half = 1.96 * statistics.stdev(sure) / math.sqrt(len(sure))
-            print(f"    the search sure of the second by {z:.0f} errors: {len(sure)} decisions,"
-                  f" true difference {statistics.mean(sure):+.2f} ± {half:.2f}")
-        else:
-            print(f"    the search sure of the second by {z:.0f} errors: {len(sure)} decisions")
+        print(f"    the search sure of the second by {z:.0f} errors: {overridden(sure, hands)}")
+
+
+def load(path: Path, fields: Sequence[str]) -> tuple[int, list[Point], str]:
+    """The hands, the decisions and the description that ``--save`` wrote to ``path``."""
+    lines = path.read_text().splitlines()
+    head = json.loads(lines[0])
+    points: list[Point] = []
+    for line in lines[1:]:
+        row = json.loads(line)
+        kind, *numbers = (row[name] for name in fields)
+        search, error, truth, margin = (float(x) for x in numbers)
+        points.append((str(kind), search, error, truth, margin))
+    return int(head["hands"]), points, str(head["about"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,32 +190,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                         " is guessed): what its play-outs see with a perfect inference")
     parser.add_argument("--save", type=Path, metavar="FILE",
                         help="also write every decision's figures to FILE, as JSON lines")
+    parser.add_argument("--load", type=Path, metavar="FILE",
+                        help="report the decisions a --save wrote, instead of playing")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.jobs < 1 or min(args.worlds, args.search_worlds) < 2:
         parser.error("--deals and --jobs must be at least 1, --worlds and --search-worlds 2")
-    ranges = deal_ranges(args.deals, chunk=2)
-    jobs: list[Job] = [
-        (r, args.seed, args.search_worlds, args.worlds, args.see_cards) for r in ranges
-    ]
-    points = play_in_pool(play_deals, jobs, [len(r) for r in ranges], args.jobs)
-    if args.save is not None:
-        fields = ("kind", "search", "error", "truth", "margin")
-        with args.save.open("w") as out:
-            for point in points:
-                out.write(json.dumps(dict(zip(fields, point, strict=True))) + "\n")
-    print(f"{2 * args.deals} hands against simple (seed {args.seed!r}): the expert's second"
-          f" candidate against its first, the search's {args.search_worlds} worlds against"
-          f" {args.worlds} true worlds")
+    fields = ("kind", "search", "error", "truth", "margin")
+    if args.load is not None:
+        try:
+            hands, points, about = load(args.load, fields)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            parser.error(f"--load: cannot read {args.load}: {error}")
+    else:
+        ranges = deal_ranges(args.deals, chunk=2)
+        jobs: list[Job] = [
+            (r, args.seed, args.search_worlds, args.worlds, args.see_cards) for r in ranges
+        ]
+        points = play_in_pool(play_deals, jobs, [len(r) for r in ranges], args.jobs)
+        hands = 2 * args.deals
+        about = (
+            f"{hands} hands against simple (seed {args.seed!r}): the expert's second candidate"
+            f" against its first, the search's {args.search_worlds}"
+            f" {'worlds with the real cards' if args.see_cards else 'worlds'} against"
+            f" {args.worlds} true worlds"
+        )
+        if args.save is not None:
+            with args.save.open("w") as out:
+                out.write(json.dumps({"hands": hands, "about": about}) + "\n")
+                for point in points:
+                    out.write(json.dumps(dict(zip(fields, point, strict=True))) + "\n")
+    print(about)
     for kind in ("draw", "discard"):
         chosen = [p for p in points if p[0] == kind]
-        report(chosen, kind)
+        report(chosen, kind, hands)
         if len(chosen) >= 6:
             # Where the evaluation is least sure of its first choice, and where it is surest.
             cut = statistics.median(p[4] for p in chosen)
             label = f"{kind}, the evaluation's margin"
-            report([p for p in chosen if p[4] <= cut], f"{label} <= {cut:.2f}")
-            report([p for p in chosen if p[4] > cut], f"{label} > {cut:.2f}")
-    report(points, "all")
+            report([p for p in chosen if p[4] <= cut], f"{label} <= {cut:.2f}", hands)
+            report([p for p in chosen if p[4] > cut], f"{label} > {cut:.2f}", hands)
+    report(points, "all", hands)
     return 0
 
 
