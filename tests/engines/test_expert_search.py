@@ -3,6 +3,7 @@ same worlds of the rules core, the evaluation's choice kept unless another is cl
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 
@@ -14,7 +15,7 @@ from bench.expert_hands import TunedExpert
 from engines.expert.knowledge import Knowledge
 from engines.expert.rollout import play_outs, worlds
 from engines.expert.search import Table, choose, play_candidates
-from engines.expert_engine import DEFAULT_MOVETIME, ExpertEngine, effort
+from engines.expert_engine import DEFAULT_MOVETIME, SEARCH_FROM_MS, ExpertEngine, effort
 from engines.simple_engine import SimpleEngine
 from ginproto.game import GameView
 from ginproto.hand import Hand, Phase
@@ -84,7 +85,10 @@ def test_the_search_effort_grows_with_the_budget() -> None:
     counts = [effort(b).search_worlds for b in (0, 10, DEFAULT_MOVETIME, 100, 10_000)]
     assert counts == sorted(counts) and counts[0] == 0 < counts[1]
     assert effort(100).search_worlds > effort(DEFAULT_MOVETIME).search_worlds
-    assert not effort(DEFAULT_MOVETIME).search  # off by default
+    # Off at the default, where it would cost more than the budget; on with five times it.
+    assert not effort(DEFAULT_MOVETIME).search
+    assert not effort(SEARCH_FROM_MS - 1).search and effort(SEARCH_FROM_MS).search
+    assert effort(500).search_worlds > effort(SEARCH_FROM_MS).search_worlds
 
 
 def _discard_view() -> GameView:
@@ -149,3 +153,29 @@ def test_the_searched_expert_plays_every_variant_the_same_twice(variant: Variant
         return [f"{s.turn.move} {s.turn.card}" for h in log.hands for s in h.steps]
 
     assert game() == game()
+
+
+def test_the_expert_searches_every_decision_from_its_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With ``SEARCH_FROM_MS`` of budget the plain expert, not a tuned one, searches its
+    # discards; at the default it does not. Few worlds keep the test quick.
+    searched: list[float] = []
+    plain = expert_engine.effort
+
+    def cheap(budget: float) -> expert_engine.Params:
+        return dataclasses.replace(plain(budget), search_worlds=2, worlds=4)
+
+    def spy(self: ExpertEngine, view: GameView, *rest: object) -> Move:
+        searched.append(self.option("Movetime"))
+        return original(self, view, *rest)  # type: ignore[arg-type]
+
+    original = ExpertEngine._search_every
+    monkeypatch.setattr(expert_engine, "effort", cheap)
+    monkeypatch.setattr(ExpertEngine, "_search_every", spy)
+    for movetime in (DEFAULT_MOVETIME, SEARCH_FROM_MS):
+        expert = ExpertEngine()
+        expert.set_option("Movetime", str(movetime))
+        log = play_game(Rules(target=1), [expert, SimpleEngine()], "budget", 0)
+        assert log.fault is None
+    assert searched and set(searched) == {SEARCH_FROM_MS}
