@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import click
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -60,6 +62,7 @@ from ginproto.moves import MoveKind  # noqa: E402
 from ginproto.rules import Rules, RulesError  # noqa: E402
 from ginproto.sdk import Engine  # noqa: E402
 from ginproto.table import play_game  # noqa: E402
+from referee.cli.options import rule_items  # noqa: E402
 
 Change = dict[str, Any]
 OPPONENTS: dict[str, Callable[[], Engine]] = {
@@ -158,16 +161,15 @@ def play_in_pool(
 
 
 def parse_rules(items: Sequence[str]) -> Rules:
-    """Single hands' rules (``Rules(target=1)``) with ``NAME=VALUE`` changes (``--rule``)."""
-    params = {"target": "1"}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"--rule: expected NAME=VALUE, not {item!r}")
-        if name.strip() == "target":
-            raise ValueError("--rule: a single hand is played to target 1")
-        params[name.strip().replace("-", "_")] = value
-    return Rules.from_params(params)
+    """Single hands' rules (``Rules(target=1)``) with ``NAME=VALUE`` changes, read as
+    ``ginref --rule`` reads them (``referee.cli.options.rule_items``)."""
+    try:
+        params = rule_items(items)
+    except click.BadParameter as error:
+        raise ValueError(f"--rule: {error.message}") from None
+    if "target" in params:
+        raise ValueError("--rule: a single hand is played to target 1")
+    return Rules.from_params({**params, "target": "1"})
 
 
 def add_deal_options(parser: argparse.ArgumentParser, deals: int, seed: str) -> None:

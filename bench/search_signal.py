@@ -60,6 +60,8 @@ from ginproto.rules import Rules  # noqa: E402
 Point = tuple[str, float, float, float, float]
 """One decision: its kind, the search's difference, its standard error, the true difference,
 and the evaluation's own margin between the two candidates (how sure it is of the first)."""
+FIELDS = ("kind", "search", "error", "truth", "margin")
+"""A ``Point``'s names in the file ``--save`` writes."""
 Job = tuple[range, str, int, int, bool]
 
 
@@ -167,14 +169,14 @@ def report(points: Sequence[Point], label: str, hands: int) -> None:
         print(f"    the search sure of the second by {z:.0f} errors: {overridden(sure, hands)}")
 
 
-def load(path: Path, fields: Sequence[str]) -> tuple[int, list[Point], str]:
+def load(path: Path) -> tuple[int, list[Point], str]:
     """The hands, the decisions and the description that ``--save`` wrote to ``path``."""
     lines = path.read_text().splitlines()
     head = json.loads(lines[0])
     points: list[Point] = []
     for line in lines[1:]:
         row = json.loads(line)
-        kind, *numbers = (row[name] for name in fields)
+        kind, *numbers = (row[name] for name in FIELDS)
         search, error, truth, margin = (float(x) for x in numbers)
         points.append((str(kind), search, error, truth, margin))
     return int(head["hands"]), points, str(head["about"])
@@ -195,10 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 1 or args.jobs < 1 or min(args.worlds, args.search_worlds) < 2:
         parser.error("--deals and --jobs must be at least 1, --worlds and --search-worlds 2")
-    fields = ("kind", "search", "error", "truth", "margin")
     if args.load is not None:
         try:
-            hands, points, about = load(args.load, fields)
+            hands, points, about = load(args.load)
         except (OSError, ValueError, KeyError, TypeError) as error:
             parser.error(f"--load: cannot read {args.load}: {error}")
     else:
@@ -218,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with args.save.open("w") as out:
                 out.write(json.dumps({"hands": hands, "about": about}) + "\n")
                 for point in points:
-                    out.write(json.dumps(dict(zip(fields, point, strict=True))) + "\n")
+                    out.write(json.dumps(dict(zip(FIELDS, point, strict=True))) + "\n")
     print(about)
     for kind in ("draw", "discard"):
         chosen = [p for p in points if p[0] == kind]
